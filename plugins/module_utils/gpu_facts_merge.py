@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Merge the source reports of gpu_facts into the facts contract (schema 1).
+
+Sysfs is what the kernel enumerates, so it decides the device list and the
+IDs; the tools add what sysfs cannot say (marketing names) and fill gaps when
+sysfs is unavailable. Disagreements are reported as conflicts, never hidden.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
+    AMD_VENDOR_ID,
+    DEVICE_KEYS,
+    SCHEMA_VERSION,
+    SOURCES,
+    TOPOLOGY_KEYS,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_pci_ids import gfx_target_for, product_for
+
+# Which source is trusted first for each device field.
+FIELD_PRIORITY = {
+    "pci_bus": ("sysfs", "amd_smi", "rocm_smi", "rocminfo"),
+    "device_id": ("sysfs", "rocminfo", "amd_smi", "rocm_smi"),
+    "subsystem_device_id": ("sysfs", "amd_smi", "rocm_smi", "rocminfo"),
+    "product": ("amd_smi", "rocm_smi", "rocminfo", "sysfs"),
+    "gfx_target": ("sysfs", "rocminfo", "rocm_smi", "amd_smi"),
+    "vram_bytes": ("sysfs", "amd_smi", "rocm_smi", "rocminfo"),
+    "numa_node": ("sysfs", "rocm_smi", "amd_smi", "rocminfo"),
+    "kfd_node": ("sysfs", "rocminfo", "amd_smi", "rocm_smi"),
+    "render_node": ("sysfs", "amd_smi", "rocm_smi", "rocminfo"),
+}
+# Fields where two sources disagreeing points at a real problem.
+CHECKED_FIELDS = ("device_id", "gfx_target", "kfd_node")
+# Which source numbers the devices, first that has any.
+ORDER_PRIORITY = ("rocm_smi", "amd_smi", "sysfs", "rocminfo")
+TOPOLOGY_PRIORITY = ("sysfs", "rocm_smi", "amd_smi")
+DRIVER_PRIORITY = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
+SOURCE_LABELS = {"sysfs": "sysfs", "rocm_smi": "rocm-smi", "amd_smi": "amd-smi", "rocminfo": "rocminfo"}
+
+
+def merge_reports(reports, states, warnings, rocm=None):
+    """Build the ``gpu`` fact.
+
+    reports: {source: SourceReport} for the sources whose state is "ok".
+    states: {source: state} for all four sources.
+    warnings: warnings collected so far (copied, then extended).
+    rocm: {"version": ..., "path": ...} found on the filesystem.
+    """
+    warnings = list(warnings)
+    conflicts = []
+    usable = dict((name, reports[name]) for name in SOURCES if name in reports and states.get(name) == "ok")
+    for report in usable.values():
+        warnings.extend(report.get("warnings") or [])
+
+    _check_counts(usable, conflicts)
+    devices = _merge_devices(usable, conflicts)
+    topology = _merge_topology(usable, len(devices), conflicts)
+    driver = _driver(usable, states)
+    rocm = dict(rocm or {"version": None, "path": None})
+    if not rocm.get("version"):
+        rocm["version"] = _first(usable, "rocm_version")
+    return {
+        "schema": SCHEMA_VERSION,
+        "count": len(devices),
+        "devices": devices,
+        "topology": topology,
+        "driver": driver,
+        "rocm": rocm,
+        "sources": dict((name, states.get(name, "skipped")) for name in SOURCES),
+        "warnings": warnings,
+        "conflicts": conflicts,
+    }
+
+
+def _check_counts(usable, conflicts):
+    counts = [(name, len(report["devices"])) for name, report in usable.items()]
+    if len(set(count for _, count in counts)) > 1:
+        conflicts.append(
+            "GPU count differs between sources: %s"
+            % ", ".join("%s sees %d" % (SOURCE_LABELS[name], count) for name, count in counts)
+        )
+
+
+def _merge_devices(usable, conflicts):
+    order_source = next((name for name in ORDER_PRIORITY if usable.get(name, {}).get("devices")), None)
+    if order_source is None:
+        return []
+    # Start from the numbering source, then add devices only other sources see
+    # (a GPU that sysfs enumerates but the tool lost still counts).
+    groups = [{order_source: device} for device in _ordered(usable[order_source]["devices"])]
+    for name in SOURCES:
+        if name == order_source or name not in usable:
+            continue
+        for position, device in enumerate(_ordered(usable[name]["devices"])):
+            group = _find_group(groups, device, position, name)
+            if group is None:
+                groups.append({name: device})
+            else:
+                group[name] = device
+    merged = []
+    for index, group in enumerate(groups):
+        merged.append(_merge_group(index, group, conflicts))
+    return merged
+
+
+def _ordered(devices):
+    return sorted(devices, key=lambda device: (device.get("index") is None, device.get("index") or 0))
+
+
+def _find_group(groups, device, position, source):
+    """The group this source's device belongs to: same BDF, else same KFD node, else same position."""
+    free = [group for group in groups if source not in group]
+    bus, node = device.get("pci_bus"), device.get("kfd_node")
+    if bus:
+        for group in free:
+            members = group.values()
+            # Partitioned GPUs (MI300A TPX) share one BDF: the KFD node tells them apart.
+            if any(m.get("pci_bus") == bus for m in members) and all(
+                node is None or m.get("kfd_node") in (None, node) for m in members
+            ):
+                return group
+    if node is not None:
+        for group in free:
+            if any(m.get("kfd_node") == node for m in group.values()):
+                return group
+    keyed = any(m.get("pci_bus") or m.get("kfd_node") is not None for group in groups for m in group.values())
+    if (bus or node is not None) and keyed:
+        return None
+    # Neither side has a key (old rocm-smi text): both number the GPUs the same way.
+    if position < len(groups) and source not in groups[position]:
+        return groups[position]
+    return None
+
+
+def _merge_group(index, group, conflicts):
+    device = dict((key, None) for key in DEVICE_KEYS)
+    device["index"] = index
+    device["vendor_id"] = AMD_VENDOR_ID
+    for key, priority in FIELD_PRIORITY.items():
+        for name in priority:
+            value = (group.get(name) or {}).get(key)
+            if value is not None:
+                device[key] = value
+                break
+    for key in CHECKED_FIELDS:
+        seen = dict((name, dev.get(key)) for name, dev in group.items() if dev.get(key) is not None)
+        if len(set(seen.values())) > 1:
+            conflicts.append(
+                "GPU %d: %s differs between sources: %s"
+                % (index, key, ", ".join("%s says %s" % (SOURCE_LABELS[name], value) for name, value in seen.items()))
+            )
+    # A raw ID or a cut name is no product name: name it from the PCI ID table.
+    if device["product"] is None or _looks_unresolved(device["product"]):
+        device["product"] = product_for(device["device_id"]) or device["product"]
+    if device["gfx_target"] is None:
+        device["gfx_target"] = gfx_target_for(device["device_id"])
+    return device
+
+
+def _looks_unresolved(product):
+    text = product.strip()
+    return text.lower().startswith("0x") or len(text) == 20 and "[" in text and "]" not in text
+
+
+def _merge_topology(usable, count, conflicts):
+    if count < 2:
+        return None
+    chosen = None
+    for name in TOPOLOGY_PRIORITY:
+        topology = usable.get(name, {}).get("topology")
+        if not topology or not _fits(topology.get("link_type"), count):
+            continue
+        if chosen is None:
+            chosen = dict((key, topology.get(key)) for key in TOPOLOGY_KEYS)
+            chosen_from = name
+            continue
+        if topology.get("link_type") and topology["link_type"] != chosen["link_type"]:
+            conflicts.append(
+                "link types differ between %s and %s" % (SOURCE_LABELS[chosen_from], SOURCE_LABELS[name])
+            )
+        for key in TOPOLOGY_KEYS:
+            if chosen.get(key) is None and topology.get(key) is not None:
+                chosen[key] = topology[key]
+    if chosen is None:
+        return None
+    for key in ("hops", "weight"):
+        if chosen.get(key) is not None and not _fits(chosen[key], count):
+            chosen[key] = None
+    if chosen.get("numa_affinity") is not None and len(chosen["numa_affinity"]) != count:
+        chosen["numa_affinity"] = None
+    return chosen
+
+
+def _fits(matrix, count):
+    return isinstance(matrix, list) and len(matrix) == count and all(len(row) == count for row in matrix)
+
+
+def _driver(usable, states):
+    version = _first(usable, "driver_version", DRIVER_PRIORITY)
+    if "sysfs" in usable:
+        loaded = bool(usable["sysfs"].get("driver_loaded"))
+    else:
+        loaded = any(usable.get(name, {}).get("devices") for name in ("rocm_smi", "amd_smi", "rocminfo"))
+    return {"loaded": loaded, "version": version if loaded else None}
+
+
+def _first(usable, key, priority=SOURCES):
+    for name in priority:
+        value = usable.get(name, {}).get(key)
+        if value:
+            return value
+    return None

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run a GPU tool with a hard timeout, the C locale and no stdin.
+
+AnsibleModule.run_command has no timeout, and a hung rocm-smi (a GPU stuck
+in reset) must not hang the play: the tool runs in its own process group,
+which is killed as a whole when the timeout expires.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import signal
+import subprocess
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import ToolTimeout
+
+TOOL_ENV = {"LC_ALL": "C", "LANG": "C", "PYTHONWARNINGS": "ignore", "NO_COLOR": "1", "TERM": "dumb"}
+
+
+def make_runner(binary, timeout):
+    """Return ``run(args) -> (rc, stdout, stderr)`` for ``binary``; raises ToolTimeout."""
+    env = dict(os.environ)
+    env.update(TOOL_ENV)
+
+    def run(args):
+        process = subprocess.Popen(
+            [binary] + list(args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise ToolTimeout("%s %s did not finish within %ss" % (binary, " ".join(args), timeout))
+        return process.returncode, _text(out), _text(err)
+
+    return run
+
+
+def _kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        process.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, OSError, ValueError):
+        pass
+
+
+def _text(data):
+    return data.decode("utf-8", errors="replace") if data else ""

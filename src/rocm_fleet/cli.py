@@ -1,0 +1,28 @@
+"""The ``rocm-fleet`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rocm_fleet import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rocm-fleet", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rocm-fleet {__version__}")
+    parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 1
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
