@@ -25,7 +25,10 @@ def gpu_summary(gpu):
         lines.append("products: " + ", ".join("%d x %s" % (n, name) for name, n in sorted(products.items())))
         lines.append("gfx targets: " + ", ".join(targets))
     driver = gpu.get("driver") or {}
-    lines.append("amdgpu: %s" % (("loaded " + (driver.get("version") or "(inbox)")) if driver.get("loaded") else "not loaded"))
+    if driver.get("loaded"):
+        lines.append("amdgpu: loaded, version %s" % (driver.get("version") or "unknown (inbox driver)"))
+    else:
+        lines.append("amdgpu: not loaded")
     rocm = gpu.get("rocm") or {}
     lines.append("ROCm: %s" % (rocm.get("version") or "not installed"))
     topology = gpu.get("topology")

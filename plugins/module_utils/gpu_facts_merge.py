@@ -147,11 +147,11 @@ def _merge_group(index, group, conflicts):
                 device[key] = value
                 break
     for key in CHECKED_FIELDS:
-        seen = dict((name, dev.get(key)) for name, dev in group.items() if dev.get(key) is not None)
-        if len(set(seen.values())) > 1:
+        seen = [(name, group[name].get(key)) for name in SOURCES if group.get(name, {}).get(key) is not None]
+        if len(set(value for _, value in seen)) > 1:
             conflicts.append(
                 "GPU %d: %s differs between sources: %s"
-                % (index, key, ", ".join("%s says %s" % (SOURCE_LABELS[name], value) for name, value in seen.items()))
+                % (index, key, ", ".join("%s says %s" % (SOURCE_LABELS[name], value) for name, value in seen))
             )
     # A raw ID or a cut name is no product name: name it from the PCI ID table.
     if device["product"] is None or _looks_unresolved(device["product"]):
@@ -163,7 +163,7 @@ def _merge_group(index, group, conflicts):
 
 def _looks_unresolved(product):
     text = product.strip()
-    return text.lower().startswith("0x") or len(text) == 20 and "[" in text and "]" not in text
+    return text.lower().startswith("0x") or (len(text) == 20 and "[" in text and "]" not in text)
 
 
 def _merge_topology(usable, count, conflicts):

@@ -39,7 +39,7 @@ def make_runner(binary, timeout):
             out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(process)
-            raise ToolTimeout("%s %s did not finish within %ss" % (binary, " ".join(args), timeout))
+            raise ToolTimeout("%s %s did not finish within %ss" % (binary, " ".join(args), timeout)) from None
         return process.returncode, _text(out), _text(err)
 
     return run

@@ -1,0 +1,185 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Helpers shared by the rocm-smi, amd-smi and rocminfo collectors.
+
+Collector protocol: ``collect_X(run) -> (state, report)`` where
+``run(args) -> (rc, stdout, stderr)`` runs the tool and raises
+``ToolTimeout`` when it hangs. ``state`` is "ok" or "failed"; a collector
+never raises anything but ToolTimeout (see ``guarded``).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
+    DEVICE_KEYS,
+    GpuParseError,
+    ToolTimeout,
+    clean_lines,
+    new_report,
+)
+
+STATE_OK = "ok"
+STATE_FAILED = "failed"
+MAX_WARNINGS = 20
+
+_HEX_ID = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,4})$")
+_GFX = re.compile(r"^gfx([0-9]+)([0-9a-fA-F]?)$")
+_BANNER = re.compile(r"^[=+|\-_ ]+$")
+_UNSUPPORTED_OPTION = re.compile(r"unrecognized arguments|invalid choice|unknown option|no such option", re.I)
+
+
+def guarded(tool, collect, run):
+    """Run ``collect(run)``; any exception but ToolTimeout becomes a failed state with a warning."""
+    try:
+        return collect(run)
+    except ToolTimeout:
+        raise
+    except Exception as error:  # the module must never end in a traceback
+        report = new_report()
+        report["warnings"].append("%s: collector error %s: %s" % (tool, type(error).__name__, error))
+        return STATE_FAILED, report
+
+
+def failed(report, tool, problem, line=None):
+    """Mark ``report`` failed: the warning names the tool, its version when known and the offending line."""
+    version = report.get("tool_version") or "version unknown"
+    message = "%s (%s): %s" % (tool, version, problem)
+    if line and ("at line:" not in problem):
+        message += " (first offending line: %r)" % line[:160]
+    report["devices"] = []
+    report["topology"] = None
+    add_warning(report, message)
+    return STATE_FAILED, report
+
+
+def add_warning(report, message):
+    if message not in report["warnings"] and len(report["warnings"]) < MAX_WARNINGS:
+        report["warnings"].append(message)
+
+
+def first_line(*texts):
+    """First non-blank line of the given outputs (stdout before stderr), for warnings."""
+    for text in texts:
+        for line in clean_lines(text):
+            if line.strip():
+                return line.strip()
+    return None
+
+
+def is_unsupported_option(rc, stdout, stderr):
+    """True when the tool rejected its arguments (an older tool without the option)."""
+    return rc != 0 and bool(_UNSUPPORTED_OPTION.search((stderr or "") + "\n" + (stdout or "")))
+
+
+def parse_json_document(text):
+    """Parse the JSON document in ``text``, skipping warning lines some tools print before it."""
+    lines = (text or "").splitlines()
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("{") or stripped.startswith("["):
+            body = "\n".join(lines[number:])
+            try:
+                return json.loads(body)
+            except ValueError as error:
+                raise GpuParseError("invalid JSON: %s" % error, stripped) from None
+    raise GpuParseError("no JSON document in output", first_line(text) or "<empty output>")
+
+
+def is_banner(line):
+    """Separator lines: '=====', '+----+', '|=====|' and the like."""
+    return bool(line.strip()) and bool(_BANNER.match(line.strip()))
+
+
+def strict_hex_id(value):
+    """'0x74a1' or '74a1' -> '0x74a1'; names, 'N/A' and decimal junk -> None."""
+    if value is None:
+        return None
+    match = _HEX_ID.match(str(value).strip())
+    if not match:
+        return None
+    return "0x%04x" % int(match.group(1), 16)
+
+
+def normalize_gfx_target(value):
+    """'gfx942' -> 'gfx942'; rocm-smi's 'gfx9010' (step printed in decimal) -> 'gfx90a'; junk -> None."""
+    match = _GFX.match(str(value or "").strip().lower())
+    if not match:
+        return None
+    digits, hex_step = match.groups()
+    if hex_step:
+        return "gfx%s%s" % (digits, hex_step)
+    major_len = 2 if digits.startswith("1") and len(digits) >= 4 else 1
+    if len(digits) < major_len + 2:
+        return None
+    major, minor, step = digits[:major_len], digits[major_len], int(digits[major_len + 1:])
+    if step > 15:
+        return None
+    return "gfx%s%s%x" % (major, minor, step)
+
+
+def useful_text(value):
+    """Strip a tool's string value; 'N/A', 'None', '' -> None."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text or text.lower() in ("n/a", "na", "none", "unknown", "not supported"):
+        return None
+    return text
+
+
+def product_name(value):
+    """A marketing name, or None for raw hex IDs and values that carry no name."""
+    text = useful_text(value)
+    if text is None or strict_hex_id(text) is not None:
+        return None
+    return text
+
+
+def merge_into(target, source):
+    """Fill the None fields of device ``target`` from ``source``."""
+    for key in DEVICE_KEYS:
+        if target.get(key) is None and source.get(key) is not None:
+            target[key] = source[key]
+
+
+def square_matrix(size, pairs, diagonal):
+    """N x N list from {(i, j): value}; missing pairs None; returns None when nothing is known."""
+    if not pairs or size <= 0:
+        return None
+    matrix = [[None] * size for _ in range(size)]
+    for (row, column), value in pairs.items():
+        if 0 <= row < size and 0 <= column < size:
+            matrix[row][column] = value
+    for position in range(size):
+        matrix[position][position] = diagonal
+    return matrix
+
+
+def link_type_name(value):
+    text = (useful_text(value) or "").upper()
+    if text in ("SELF", "XGMI", "PCIE"):
+        return text
+    if text in ("0",):
+        return "SELF"
+    return "UNKNOWN"
+
+
+def tool_int(value):
+    """Integer from a tool's value ('15', 15, '0x1f'); 'N/A' and junk -> None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = useful_text(value)
+    if text is None:
+        return None
+    try:
+        return int(text, 0) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        return None

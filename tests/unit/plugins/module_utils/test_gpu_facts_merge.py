@@ -1,0 +1,105 @@
+"""The merge of source reports into the gpu fact (schema 1)."""
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import new_device, new_report
+
+ALL_OK = {"sysfs": "ok", "rocm_smi": "ok", "amd_smi": "missing", "rocminfo": "skipped"}
+
+
+def sysfs_report(count, loaded=True):
+    report = new_report()
+    report["driver_loaded"] = loaded
+    report["driver_version"] = "6.12.12" if loaded else None
+    for i in range(count):
+        report["devices"].append(new_device(
+            index=i, pci_bus="0000:%02x:00.0" % (0x10 + i), device_id="0x74a1", subsystem_device_id="0x74a1",
+            gfx_target="gfx942", vram_bytes=192 << 30, numa_node=i // 4, kfd_node=2 + i,
+            render_node="/dev/dri/renderD%d" % (128 + i)))
+    if count > 1:
+        report["topology"] = {
+            "link_type": [["SELF" if i == j else "XGMI" for j in range(count)] for i in range(count)],
+            "hops": [[0 if i == j else 1 for j in range(count)] for i in range(count)],
+            "weight": [[0 if i == j else 15 for j in range(count)] for i in range(count)],
+            "numa_affinity": [i // 4 for i in range(count)],
+        }
+    return report
+
+
+def rocm_smi_report(buses, product="AMD Instinct MI300X"):
+    report = new_report()
+    for i, bus in enumerate(buses):
+        report["devices"].append(new_device(index=i, pci_bus=bus, product=product, device_id="0x74a1"))
+    return report
+
+
+def test_sources_agree_gives_complete_devices_and_no_conflict():
+    sysfs = sysfs_report(8)
+    smi = rocm_smi_report([d["pci_bus"] for d in sysfs["devices"]])
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["count"] == 8
+    assert gpu["conflicts"] == []
+    assert gpu["devices"][3]["product"] == "AMD Instinct MI300X"
+    assert gpu["devices"][3]["kfd_node"] == 5
+    assert gpu["devices"][3]["vendor_id"] == "0x1002"
+    assert gpu["topology"]["link_type"][0][7] == "XGMI"
+    assert gpu["driver"] == {"loaded": True, "version": "6.12.12"}
+    assert gpu["sources"] == ALL_OK
+
+
+def test_tool_missing_a_gpu_is_a_conflict_and_the_os_count_wins():
+    sysfs = sysfs_report(8)
+    smi = rocm_smi_report([d["pci_bus"] for d in sysfs["devices"]][:7])
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["count"] == 8
+    assert any("sysfs sees 8" in c and "rocm-smi sees 7" in c for c in gpu["conflicts"])
+
+
+def test_raw_id_product_is_named_from_the_pci_id_table():
+    sysfs = sysfs_report(1)
+    sysfs["devices"][0]["device_id"] = "0x740f"
+    sysfs["devices"][0]["gfx_target"] = None
+    smi = rocm_smi_report([sysfs["devices"][0]["pci_bus"]], product="0x740f")
+    smi["devices"][0]["device_id"] = "0x740f"
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["devices"][0]["product"] == "AMD Instinct MI210"
+    assert gpu["devices"][0]["gfx_target"] == "gfx90a"
+    assert gpu["topology"] is None
+
+
+def test_device_id_disagreement_is_reported():
+    sysfs = sysfs_report(2)
+    smi = rocm_smi_report([d["pci_bus"] for d in sysfs["devices"]])
+    smi["devices"][1]["device_id"] = "0x74a5"
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["conflicts"] == ["GPU 1: device_id differs between sources: sysfs says 0x74a1, rocm-smi says 0x74a5"]
+
+
+def test_sources_without_keys_match_by_position():
+    smi = new_report()
+    smi["devices"] = [new_device(index=0), new_device(index=1)]
+    info = new_report()
+    info["devices"] = [new_device(index=0, gfx_target="gfx1030"), new_device(index=1, gfx_target="gfx1030")]
+    states = {"sysfs": "failed", "rocm_smi": "ok", "amd_smi": "missing", "rocminfo": "ok"}
+    gpu = merge_reports({"rocm_smi": smi, "rocminfo": info}, states, ["sysfs: broken"])
+    assert gpu["count"] == 2
+    assert [d["gfx_target"] for d in gpu["devices"]] == ["gfx1030", "gfx1030"]
+    assert gpu["warnings"] == ["sysfs: broken"]
+    assert gpu["driver"]["loaded"] is True
+
+
+def test_no_gpu_at_all():
+    gpu = merge_reports({"sysfs": sysfs_report(0, loaded=False)}, ALL_OK, [])
+    assert gpu["count"] == 0 and gpu["devices"] == [] and gpu["topology"] is None
+    assert gpu["driver"] == {"loaded": False, "version": None}
+
+
+def test_partitioned_gpus_sharing_a_bdf_stay_apart():
+    sysfs = sysfs_report(3)
+    for device in sysfs["devices"]:
+        device["pci_bus"] = "0000:01:00.0"
+    smi = new_report()
+    smi["devices"] = [new_device(index=i, pci_bus="0000:01:00.0", kfd_node=2 + i, product="MI300A") for i in range(3)]
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["count"] == 3
+    assert [d["kfd_node"] for d in gpu["devices"]] == [2, 3, 4]
+    assert gpu["conflicts"] == []
