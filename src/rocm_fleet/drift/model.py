@@ -1,0 +1,324 @@
+"""Data model of one drift run: what every host differs in from the inventory.
+
+The JSON form of a report is exactly ``DriftReport.to_dict()``; ``from_dict``
+reads it back and rejects anything that does not fit, so a report written by
+one version is either understood by another or refused with a reason.
+
+A host's status is derived, never stored independently: the engine marks a
+host unreachable or errored (with a reason in ``error``); otherwise the checks
+and the pending changes decide between "drift" and "compliant".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rocm_fleet.drift.schema import ReportFormatError, require, require_choice
+
+SCHEMA_VERSION = 1
+
+HOST_STATUSES = ("compliant", "drift", "unreachable", "error")
+CHECK_STATUSES = ("pass", "fail", "waived", "error")
+# Mirrors plugins/module_utils/gpu_model.LINK_TYPES (a test keeps them equal);
+# the controller package cannot import collection code when installed alone.
+LINK_TYPES = ("SELF", "XGMI", "PCIE", "UNKNOWN")
+# Stable check IDs look like ROCM-TOPO-001: upper-case words joined by dashes.
+CHECK_ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
+
+EXIT_OK = 0
+EXIT_CANNOT_RUN = 1
+EXIT_DRIFT = 2
+EXIT_UNREACHABLE = 3
+
+
+@dataclasses.dataclass
+class AppliedWaiver:
+    """The waiver that excused (or, once expired, failed to excuse) a check."""
+
+    reason: str
+    expires: str  # YYYY-MM-DD
+    hosts: str | list[str]
+
+    def to_dict(self) -> dict:
+        return {"reason": self.reason, "expires": self.expires, "hosts": self.hosts}
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str) -> AppliedWaiver:
+        return cls(
+            reason=require(data, "reason", str, where),
+            expires=require(data, "expires", str, where),
+            hosts=require(data, "hosts", (str, list), where),
+        )
+
+
+@dataclasses.dataclass
+class CheckResult:
+    id: str
+    title: str
+    status: str
+    expected: Any = None
+    actual: Any = None
+    message: str = ""
+    waiver: AppliedWaiver | None = None
+
+    def __post_init__(self) -> None:
+        if not CHECK_ID_PATTERN.match(self.id):
+            raise ReportFormatError(f"check id {self.id!r} does not look like ROCM-AREA-NNN")
+        if self.status not in CHECK_STATUSES:
+            raise ReportFormatError(f"check {self.id}: status {self.status!r} is not one of {CHECK_STATUSES}")
+
+    @property
+    def counts_as_drift(self) -> bool:
+        return self.status in ("fail", "error")
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "expected": self.expected,
+            "actual": self.actual,
+            "message": self.message,
+            "waiver": self.waiver.to_dict() if self.waiver else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str) -> CheckResult:
+        waiver = require(data, "waiver", Mapping, where, optional=True)
+        values = {
+            "id": require(data, "id", str, where),
+            "title": require(data, "title", str, where),
+            "status": require_choice(data, "status", CHECK_STATUSES, where),
+            "expected": data.get("expected"),
+            "actual": data.get("actual"),
+            "message": require(data, "message", str, where),
+            "waiver": AppliedWaiver.from_dict(waiver, f"{where}.waiver") if waiver is not None else None,
+        }
+        try:
+            return cls(**values)
+        except ReportFormatError as exc:
+            raise ReportFormatError(f"{where}: {exc}") from None
+
+
+@dataclasses.dataclass
+class Change:
+    """One item that ``ansible-playbook site.yml --check`` would change."""
+
+    task: str
+    action: str
+    role: str | None = None
+    item: str | None = None
+    diff: str = ""
+
+    @property
+    def label(self) -> str:
+        where = f"{self.role}: " if self.role else ""
+        item = f" [{self.item}]" if self.item else ""
+        return f"{where}{self.task}{item}"
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "role": self.role, "action": self.action, "item": self.item, "diff": self.diff}
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str) -> Change:
+        return cls(
+            task=require(data, "task", str, where),
+            role=require(data, "role", str, where, optional=True),
+            action=require(data, "action", str, where),
+            item=require(data, "item", str, where, optional=True),
+            diff=require(data, "diff", str, where),
+        )
+
+
+@dataclasses.dataclass
+class GpuSummary:
+    count: int
+    products: list[str]
+    link_type: list[list[str]] | None = None
+    numa_affinity: list | None = None
+
+    def __post_init__(self) -> None:
+        if self.link_type is None:
+            return
+        size = len(self.link_type)
+        for row_number, row in enumerate(self.link_type):
+            if not isinstance(row, list) or len(row) != size:
+                raise ReportFormatError(f"gpu.link_type row {row_number}: not a row of a {size}x{size} matrix")
+            unknown = [cell for cell in row if cell not in LINK_TYPES]
+            if unknown:
+                raise ReportFormatError(f"gpu.link_type row {row_number}: unknown link type {unknown[0]!r}")
+
+    def to_dict(self) -> dict:
+        return {
+            "count": self.count,
+            "products": list(self.products),
+            "link_type": self.link_type,
+            "numa_affinity": self.numa_affinity,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str) -> GpuSummary:
+        products = require(data, "products", list, where)
+        if not all(isinstance(product, str) for product in products):
+            raise ReportFormatError(f"{where}.products: expected a list of strings")
+        values = {
+            "count": require(data, "count", int, where),
+            "products": products,
+            "link_type": require(data, "link_type", list, where, optional=True),
+            "numa_affinity": require(data, "numa_affinity", list, where, optional=True),
+        }
+        try:
+            return cls(**values)
+        except ReportFormatError as exc:
+            raise ReportFormatError(f"{where}: {exc}") from None
+
+
+@dataclasses.dataclass
+class HostResult:
+    checks: list[CheckResult] = dataclasses.field(default_factory=list)
+    changes: list[Change] = dataclasses.field(default_factory=list)
+    gpu: GpuSummary | None = None
+    reached: bool = True
+    # Why the host was unreachable, or why the checks could not run on it.
+    error: str | None = None
+
+    @classmethod
+    def unreachable(cls, reason: str) -> HostResult:
+        return cls(reached=False, error=reason)
+
+    @property
+    def status(self) -> str:
+        if not self.reached:
+            return "unreachable"
+        if self.error:
+            return "error"
+        if self.changes or any(check.counts_as_drift for check in self.checks):
+            return "drift"
+        return "compliant"
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        return [check for check in self.checks if check.counts_as_drift]
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "error": self.error,
+            "checks": [check.to_dict() for check in self.checks],
+            "changes": [change.to_dict() for change in self.changes],
+            "gpu": self.gpu.to_dict() if self.gpu else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str) -> HostResult:
+        status = require_choice(data, "status", HOST_STATUSES, where)
+        gpu = require(data, "gpu", Mapping, where, optional=True)
+        host = cls(
+            checks=[
+                CheckResult.from_dict(item, f"{where}.checks[{n}]")
+                for n, item in enumerate(require(data, "checks", list, where))
+            ],
+            changes=[
+                Change.from_dict(item, f"{where}.changes[{n}]")
+                for n, item in enumerate(require(data, "changes", list, where))
+            ],
+            gpu=GpuSummary.from_dict(gpu, f"{where}.gpu") if gpu is not None else None,
+            reached=status != "unreachable",
+            error=require(data, "error", str, where, optional=True),
+        )
+        if host.status != status:
+            raise ReportFormatError(
+                f"{where}.status: says {status!r} but its checks and changes make it {host.status!r}"
+            )
+        return host
+
+
+@dataclasses.dataclass
+class RunInfo:
+    started: str  # ISO 8601, UTC
+    finished: str
+    inventory: str
+    command: str
+    rocm_fleet_version: str
+    limit: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str = "run") -> RunInfo:
+        return cls(
+            started=require(data, "started", str, where),
+            finished=require(data, "finished", str, where),
+            inventory=require(data, "inventory", str, where),
+            command=require(data, "command", str, where),
+            rocm_fleet_version=require(data, "rocm_fleet_version", str, where),
+            limit=require(data, "limit", str, where, optional=True),
+        )
+
+
+@dataclasses.dataclass
+class DriftReport:
+    run: RunInfo
+    hosts: dict[str, HostResult] = dataclasses.field(default_factory=dict)
+    # Waivers that matched only passing checks: the exception is gone, the
+    # waiver file should lose the entry (see waivers.apply_waivers).
+    stale_waivers: list[str] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> dict[str, int]:
+        counts = {status: 0 for status in HOST_STATUSES}
+        for host in self.hosts.values():
+            counts[host.status] += 1
+        return {
+            "hosts": len(self.hosts),
+            **counts,
+            "failed_checks": sum(len(host.failed_checks) for host in self.hosts.values()),
+            "changes": sum(len(host.changes) for host in self.hosts.values()),
+        }
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": SCHEMA_VERSION,
+            "run": self.run.to_dict(),
+            "hosts": {name: self.hosts[name].to_dict() for name in sorted(self.hosts)},
+            "summary": self.summary(),
+            "stale_waivers": list(self.stale_waivers),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> DriftReport:
+        schema = require(data, "schema", int, "report")
+        if schema != SCHEMA_VERSION:
+            raise ReportFormatError(f"report.schema: version {schema} is not {SCHEMA_VERSION}")
+        hosts = require(data, "hosts", Mapping, "report")
+        report = cls(
+            run=RunInfo.from_dict(require(data, "run", Mapping, "report")),
+            hosts={name: HostResult.from_dict(host, f"hosts[{name!r}]") for name, host in hosts.items()},
+            stale_waivers=list(data.get("stale_waivers") or []),
+        )
+        stored = data.get("summary")
+        if stored is not None and dict(stored) != report.summary():
+            raise ReportFormatError(f"report.summary: {dict(stored)} does not match the hosts {report.summary()}")
+        return report
+
+
+def exit_code(report: DriftReport) -> int:
+    """The command's exit status for a finished run.
+
+    3 when any host was unreachable (it wins: a host nobody could look at is
+    the most urgent finding); else 2 when any host drifted or its checks could
+    not run there (a per-host "error" is a finding about that host, not a
+    failure of the command); else 0. A run that covered no host checked
+    nothing, so it is 1, like a run that could not start.
+    """
+    if not report.hosts:
+        return EXIT_CANNOT_RUN
+    statuses = {host.status for host in report.hosts.values()}
+    if "unreachable" in statuses:
+        return EXIT_UNREACHABLE
+    if statuses & {"drift", "error"}:
+        return EXIT_DRIFT
+    return EXIT_OK

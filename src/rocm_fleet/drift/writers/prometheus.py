@@ -1,0 +1,110 @@
+"""Prometheus text form of a drift report, for node_exporter's textfile collector.
+
+Written atomically (temp file + fsync + rename in the target directory), so the
+collector never scrapes half a file. For a host that could not be reached, or
+whose checks could not run, the counts are unknown: those series are left out
+rather than reported as 0, and the host still appears in ``compliant``,
+``unreachable`` and ``error``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from rocm_fleet.drift.model import HOST_STATUSES, DriftReport
+from rocm_fleet.drift.writers.atomic import atomic_write_text
+
+TEXTFILE_NAME = "rocm_fleet_drift.prom"
+
+# name -> help text; the order here is the order in the file.
+HOST_METRICS = {
+    "rocm_fleet_host_compliant": "1 when the host matches its inventory and passes every compliance check.",
+    "rocm_fleet_host_unreachable": "1 when the drift run could not reach the host.",
+    "rocm_fleet_host_error": "1 when the host was reached but its checks could not run.",
+    "rocm_fleet_host_drift_items": "Failed checks plus pending changes on the host (absent when unknown).",
+    "rocm_fleet_host_failed_checks": "Compliance checks that failed or errored on the host (absent when unknown).",
+    "rocm_fleet_host_changes": "Items site.yml --check would change on the host (absent when unknown).",
+}
+
+
+def escape_label_value(value: str) -> str:
+    """Escape per the text exposition format: backslash, double quote, newline."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _timestamp(iso: str) -> float | None:
+    try:
+        moment = datetime.datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+def _format_value(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _family(lines: list[str], name: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+    lines.append(f"# HELP {name} {help_text}")
+    lines.append(f"# TYPE {name} gauge")
+    lines.extend(f"{name}{labels} {_format_value(value)}" for labels, value in samples)
+
+
+def _host_samples(report: DriftReport) -> dict[str, list[tuple[str, float]]]:
+    samples: dict[str, list[tuple[str, float]]] = {name: [] for name in HOST_METRICS}
+    for name in sorted(report.hosts):
+        host = report.hosts[name]
+        labels = '{host="%s"}' % escape_label_value(name)
+        status = host.status
+        samples["rocm_fleet_host_compliant"].append((labels, status == "compliant"))
+        samples["rocm_fleet_host_unreachable"].append((labels, status == "unreachable"))
+        samples["rocm_fleet_host_error"].append((labels, status == "error"))
+        if status in ("unreachable", "error"):
+            continue
+        failed = len(host.failed_checks)
+        samples["rocm_fleet_host_drift_items"].append((labels, failed + len(host.changes)))
+        samples["rocm_fleet_host_failed_checks"].append((labels, failed))
+        samples["rocm_fleet_host_changes"].append((labels, len(host.changes)))
+    return samples
+
+
+def render_prometheus(report: DriftReport) -> str:
+    lines: list[str] = []
+    for name, samples in _host_samples(report).items():
+        _family(lines, name, HOST_METRICS[name], samples)
+    summary = report.summary()
+    _family(
+        lines,
+        "rocm_fleet_drift_hosts",
+        "Hosts in the last drift run by status.",
+        [('{status="%s"}' % status, summary[status]) for status in HOST_STATUSES],
+    )
+    _family(
+        lines,
+        "rocm_fleet_drift_stale_waivers",
+        "Waivers that matched only passing checks in the last drift run.",
+        [("", len(report.stale_waivers))],
+    )
+    started, finished = _timestamp(report.run.started), _timestamp(report.run.finished)
+    if finished is not None:
+        _family(
+            lines,
+            "rocm_fleet_drift_last_run_timestamp_seconds",
+            "When the last drift run finished, in seconds since the Unix epoch.",
+            [("", finished)],
+        )
+    if started is not None and finished is not None:
+        _family(
+            lines,
+            "rocm_fleet_drift_last_run_duration_seconds",
+            "How long the last drift run took.",
+            [("", max(finished - started, 0.0))],
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_prometheus(report: DriftReport, path: str | Path) -> Path:
+    return atomic_write_text(path, render_prometheus(report), mode=0o644)

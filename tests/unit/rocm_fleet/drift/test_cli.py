@@ -1,0 +1,97 @@
+"""``rocm-fleet drift`` arguments and the steps around the engine, with a stand-in engine."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import io
+import json
+
+import pytest
+
+from rocm_fleet.drift import EXIT_CANNOT_RUN, EXIT_DRIFT, EXIT_UNREACHABLE, CheckResult, HostResult
+from rocm_fleet.drift.cli import register, run_drift
+from rocm_fleet.drift.summary import format_summary
+
+from .drift_samples import three_host_report
+
+
+def _parser(collect):
+    parser = argparse.ArgumentParser(prog="rocm-fleet")
+    register(parser.add_subparsers(dest="command"), collect)
+    return parser
+
+
+def _run(argv, collect, today=datetime.date(2025, 6, 1)):
+    args = _parser(collect).parse_args(argv)
+    out, err = io.StringIO(), io.StringIO()
+    return run_drift(args, collect, out, err, today), out.getvalue(), err.getvalue()
+
+
+def test_parses_the_documented_options():
+    args = _parser(None).parse_args(
+        ["drift", "-i", "inv", "--limit", "gpu*", "--output-dir", "o", "--textfile-dir", "t", "--format", "json,html"]
+    )
+    assert (args.inventory, args.limit, args.output_dir, args.textfile_dir) == ("inv", "gpu*", "o", "t")
+    assert args.formats == ["json", "html"]
+    with pytest.raises(SystemExit):
+        _parser(None).parse_args(["drift", "-i", "inv", "--format", "pdf"])
+
+
+def test_full_run_applies_waivers_writes_reports_and_returns_the_exit_status(tmp_path):
+    waivers = tmp_path / "waivers.yml"
+    waivers.write_text("- {check: ROCM-TOPO-001, hosts: 'gpu-mi300x-*', reason: bridge swap, expires: 2025-06-30}\n")
+    seen = []
+
+    def collect(inventory, limit, progress):
+        seen.append((inventory, limit))
+        progress("gpu-mi300x-01: checks done")
+        return three_host_report(), {}
+
+    argv = ["drift", "-i", "inv", "--output-dir", str(tmp_path / "out"), "--waivers", str(waivers)]
+    status, out, err = _run(argv, collect)
+    assert status == EXIT_UNREACHABLE
+    assert seen == [("inv", None)]
+    assert "gpu-mi300x-01: checks done" in err
+    report = json.loads((tmp_path / "out" / "drift.json").read_text())
+    checks = {check["id"]: check["status"] for check in report["hosts"]["gpu-mi300x-02"]["checks"]}
+    assert checks["ROCM-TOPO-001"] == "waived"
+    assert checks["ROCM-VER-001"] == "fail"
+    assert "gpu-mi300x-02  drift        failed: ROCM-VER-001; changes: 2; waived: 1" in out
+    assert (tmp_path / "out" / "drift.html").is_file()
+
+
+def test_a_bad_waiver_file_stops_before_any_host_is_contacted(tmp_path):
+    waivers = tmp_path / "waivers.yml"
+    waivers.write_text("- {check: ROCM-TOPO-001, hosts: x, expires: 2025-06-30}\n")
+
+    def collect(*_args):
+        raise AssertionError("must not run")
+
+    status, _, err = _run(["drift", "-i", "inv", "--waivers", str(waivers)], collect)
+    assert status == EXIT_CANNOT_RUN
+    assert "entry 1: field 'reason': required" in err
+
+
+def test_an_engine_failure_exits_1(tmp_path):
+    def collect(*_args):
+        raise RuntimeError("inventory not found")
+
+    status, _, err = _run(["drift", "-i", "inv", "--output-dir", str(tmp_path)], collect)
+    assert status == EXIT_CANNOT_RUN
+    assert "could not run: inventory not found" in err
+
+
+def test_summary_lists_each_host_and_the_totals():
+    report = three_host_report()
+    report.hosts["gpu-mi300x-04"] = HostResult(
+        checks=[CheckResult(f"ROCM-X-{n:03d}", "x", "fail") for n in range(8)], error=None
+    )
+    text = format_summary(report)
+    assert "gpu-mi210-03   unreachable  Failed to connect to the host via ssh" in text
+    assert "gpu-mi300x-01  compliant    failed: -; changes: 0; waived: 1" in text
+    assert "ROCM-X-005, +2 more; changes: 0" in text
+    assert "4 hosts: 1 compliant, 2 drift, 1 unreachable, 0 error; 10 failed checks, 2 changes" in text
+    assert text.endswith(f"exit status {EXIT_UNREACHABLE}")
+    del report.hosts["gpu-mi210-03"]
+    assert format_summary(report).endswith(f"exit status {EXIT_DRIFT}")

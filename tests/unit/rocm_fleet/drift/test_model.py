@@ -1,0 +1,129 @@
+"""The drift report model: derived statuses, summary, exit codes, JSON validation."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_model
+
+from rocm_fleet.drift import (
+    EXIT_CANNOT_RUN,
+    EXIT_DRIFT,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    Change,
+    CheckResult,
+    DriftReport,
+    GpuSummary,
+    HostResult,
+    ReportFormatError,
+    exit_code,
+)
+from rocm_fleet.drift import model as drift_model
+
+from .drift_samples import three_host_report
+
+
+def _report(**hosts: HostResult) -> DriftReport:
+    report = three_host_report()
+    report.hosts = dict(hosts)
+    return report
+
+
+def test_link_types_match_the_gpu_facts_vocabulary():
+    assert drift_model.LINK_TYPES == gpu_model.LINK_TYPES
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "pass")]), "compliant"),
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "waived")]), "compliant"),
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "fail")]), "drift"),
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "error")]), "drift"),
+        (HostResult(changes=[Change(task="t", action="ansible.builtin.copy")]), "drift"),
+        (HostResult(error="ansible-runner: module failed"), "error"),
+        (HostResult.unreachable("ssh: timed out"), "unreachable"),
+    ],
+)
+def test_host_status_is_derived(host, status):
+    assert host.status == status
+
+
+def test_summary_counts_hosts_failed_checks_and_changes():
+    assert three_host_report().summary() == {
+        "hosts": 3,
+        "compliant": 1,
+        "drift": 1,
+        "unreachable": 1,
+        "error": 0,
+        "failed_checks": 2,
+        "changes": 2,
+    }
+
+
+def test_exit_codes():
+    compliant = HostResult(checks=[CheckResult("ROCM-A-001", "a", "pass")])
+    drifted = HostResult(checks=[CheckResult("ROCM-A-001", "a", "fail")])
+    assert exit_code(_report(a=compliant)) == EXIT_OK
+    assert exit_code(_report(a=compliant, b=drifted)) == EXIT_DRIFT
+    assert exit_code(_report(a=compliant, b=HostResult(error="boom"))) == EXIT_DRIFT
+    assert exit_code(_report(a=drifted, b=HostResult.unreachable("down"))) == EXIT_UNREACHABLE
+    assert exit_code(_report()) == EXIT_CANNOT_RUN
+
+
+def test_dict_round_trip_is_lossless():
+    report = three_host_report()
+    data = report.to_dict()
+    assert data["schema"] == 1
+    assert list(data["hosts"]) == sorted(data["hosts"])
+    assert DriftReport.from_dict(copy.deepcopy(data)).to_dict() == data
+
+
+def test_from_dict_rejects_a_status_that_contradicts_the_checks():
+    data = three_host_report().to_dict()
+    data["hosts"]["gpu-mi300x-02"]["status"] = "compliant"
+    data.pop("summary")
+    with pytest.raises(ReportFormatError, match=r"hosts\['gpu-mi300x-02'\]\.status"):
+        DriftReport.from_dict(data)
+
+
+def test_from_dict_rejects_a_wrong_summary():
+    data = three_host_report().to_dict()
+    data["summary"]["drift"] = 0
+    with pytest.raises(ReportFormatError, match="summary"):
+        DriftReport.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("schema",), 2, "version 2"),
+        (("hosts", "gpu-mi300x-01", "checks", 0, "status"), "ok", "'ok' is not one of"),
+        (("hosts", "gpu-mi300x-01", "checks", 0, "id"), "topo check", "ROCM-AREA-NNN"),
+        (("hosts", "gpu-mi300x-01", "gpu", "count"), True, "expected int"),
+        (("hosts", "gpu-mi300x-02", "changes", 0, "diff"), None, r"changes\[0\]\.diff"),
+        (("run", "started"), 17, r"run\.started"),
+    ],
+)
+def test_from_dict_names_the_bad_value(path, value, message):
+    data = three_host_report().to_dict()
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ReportFormatError, match=message):
+        DriftReport.from_dict(data)
+
+
+def test_link_matrix_must_be_square_and_known():
+    with pytest.raises(ReportFormatError, match="row 1"):
+        GpuSummary(2, ["x", "x"], [["SELF", "XGMI"], ["XGMI"]])
+    with pytest.raises(ReportFormatError, match="'NVLINK'"):
+        GpuSummary(2, ["x", "x"], [["SELF", "NVLINK"], ["XGMI", "SELF"]])
+
+
+def test_change_label_names_role_task_and_item():
+    assert Change(task="Pin", action="copy", role="repo", item="/etc/x").label == "repo: Pin [/etc/x]"
+    assert Change(task="Pin", action="copy").label == "Pin"

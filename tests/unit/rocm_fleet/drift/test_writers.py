@@ -1,0 +1,212 @@
+"""The four report forms: JSON, JUnit XML, Prometheus textfile, HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from rocm_fleet.drift import Change, CheckResult, DriftReport, GpuSummary, HostResult
+from rocm_fleet.drift.writers import write_all
+from rocm_fleet.drift.writers.html import render_html
+from rocm_fleet.drift.writers.json import read_json
+from rocm_fleet.drift.writers.junit import render_junit
+from rocm_fleet.drift.writers.prometheus import escape_label_value, render_prometheus, write_prometheus
+
+from .drift_samples import three_host_report, xgmi_matrix
+
+# Attributes and children the Jenkins xunit JUnit schema (junit-10.xsd) allows.
+JUNIT_SCHEMA = {
+    "testsuites": ({"name", "time", "tests", "failures", "errors"}, set(), {"testsuite"}),
+    "testsuite": (
+        {
+            "name",
+            "tests",
+            "failures",
+            "errors",
+            "group",
+            "time",
+            "skipped",
+            "timestamp",
+            "hostname",
+            "id",
+            "package",
+            "file",
+            "log",
+            "url",
+        },
+        {"name", "tests", "failures", "errors"},
+        {"testsuite", "properties", "testcase", "system-out", "system-err"},
+    ),
+    "properties": (set(), set(), {"property"}),
+    "property": ({"name", "value"}, {"name", "value"}, set()),
+    "testcase": (
+        {"name", "time", "classname", "group"},
+        {"name"},
+        {"skipped", "error", "failure", "system-out", "system-err"},
+    ),
+    "failure": ({"type", "message"}, set(), set()),
+    "error": ({"type", "message"}, set(), set()),
+    "skipped": ({"type", "message"}, set(), set()),
+}
+SAMPLE = re.compile(r'^([a-z_]+)(?:\{([a-z_]+)="((?:[^"\\]|\\.)*)"\})? (\S+)$')
+
+
+def _malicious_report() -> DriftReport:
+    report = three_host_report()
+    evil = '<script>alert("host")</script>&"\n'
+    report.hosts[evil] = HostResult(
+        checks=[CheckResult("ROCM-TOPO-001", "<b>links</b>", "fail", "<i>x</i>", {"k": "</pre><script>"}, "<img>")],
+        changes=[Change(task="<script>t</script>", action="copy", diff="+<script>alert(1)</script>\x1b[0m\n")],
+        gpu=GpuSummary(2, ["<svg onload=alert(1)>"] * 2, xgmi_matrix(2), [0, None]),
+    )
+    return report
+
+
+def test_json_round_trip(tmp_path):
+    report = three_host_report()
+    paths = write_all(report, tmp_path, formats=["json"])
+    assert paths == {"json": tmp_path / "drift.json"}
+    assert json.loads(paths["json"].read_text())["summary"]["unreachable"] == 1
+    assert read_json(paths["json"]).to_dict() == report.to_dict()
+
+
+def _check_against_schema(element: ET.Element) -> None:
+    allowed, required, children = JUNIT_SCHEMA[element.tag]
+    assert set(element.attrib) <= allowed, (element.tag, set(element.attrib) - allowed)
+    assert required <= set(element.attrib), (element.tag, required - set(element.attrib))
+    for child in element:
+        assert child.tag in children, (element.tag, child.tag)
+        _check_against_schema(child)
+
+
+def test_junit_has_a_suite_per_host_and_a_case_per_check():
+    report = three_host_report()
+    root = ET.fromstring(render_junit(report).encode())
+    _check_against_schema(root)
+    suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    assert set(suites) == set(report.hosts)
+    for name, host in report.hosts.items():
+        cases = suites[name].findall("testcase")
+        assert {case.get("classname") for case in cases} == {name}
+        names = [case.get("name") for case in cases]
+        assert names[0] == "HOST-REACHABLE"
+        assert [n for n in names if n.startswith("ROCM-")] == [f"{c.id} {c.title}" for c in host.checks]
+        assert suites[name].get("tests") == str(len(cases))
+    unreachable = suites["gpu-mi210-03"].find("testcase/error")
+    assert unreachable.get("type") == "unreachable"
+    assert "Connection timed out" in unreachable.get("message")
+    drifted = {case.get("name"): case for case in suites["gpu-mi300x-02"].findall("testcase")}
+    failure = drifted["ROCM-TOPO-001 Every GPU pair is linked by xGMI"].find("failure")
+    assert "xGMI link is down" in failure.get("message")
+    assert '"PCIE"' in failure.text
+    change = drifted["CHANGE repo: Pin the ROCm repository [/etc/apt/preferences.d/rocm-pin-600]"].find("failure")
+    assert "+Pin: release o=repo.radeon.com,n=6.3.1" in change.text
+    skipped = suites["gpu-mi300x-01"].find("testcase/skipped")
+    assert skipped.get("message") == "waived: vendor RMA pending for this node (TICKET-4711) (expires 2099-12-31)"
+    assert root.get("failures") == "4" and root.get("errors") == "1" and root.get("tests") == "16"
+
+
+def test_junit_survives_control_characters_and_markup():
+    root = ET.fromstring(render_junit(_malicious_report()).encode())
+    _check_against_schema(root)
+    assert any("<script>" in (suite.get("name") or "") for suite in root.findall("testsuite"))
+
+
+def _parse_prometheus(text: str) -> dict[tuple[str, str | None], float]:
+    values, typed = {}, set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            name, kind = line.split()[2:4]
+            assert kind == "gauge"
+            typed.add(name)
+            continue
+        if line.startswith("# HELP "):
+            continue
+        match = SAMPLE.match(line)
+        assert match, line
+        name, _label, value, number = match.groups()
+        assert name in typed, f"{name} has no TYPE line before its samples"
+        values[(name, value)] = float(number)
+    return values
+
+
+def test_prometheus_values():
+    values = _parse_prometheus(render_prometheus(three_host_report()))
+    assert values[("rocm_fleet_host_compliant", "gpu-mi300x-01")] == 1
+    assert values[("rocm_fleet_host_compliant", "gpu-mi300x-02")] == 0
+    assert values[("rocm_fleet_host_compliant", "gpu-mi210-03")] == 0
+    assert values[("rocm_fleet_host_unreachable", "gpu-mi210-03")] == 1
+    assert values[("rocm_fleet_host_unreachable", "gpu-mi300x-02")] == 0
+    assert values[("rocm_fleet_host_drift_items", "gpu-mi300x-02")] == 4
+    assert values[("rocm_fleet_host_failed_checks", "gpu-mi300x-02")] == 2
+    assert ("rocm_fleet_host_drift_items", "gpu-mi210-03") not in values
+    assert values[("rocm_fleet_drift_hosts", "unreachable")] == 1
+    assert values[("rocm_fleet_drift_last_run_timestamp_seconds", None)] == 1748744499
+    assert values[("rocm_fleet_drift_last_run_duration_seconds", None)] == 275
+
+
+def test_prometheus_escapes_label_values():
+    assert escape_label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
+    values = _parse_prometheus(render_prometheus(_malicious_report()))
+    assert values[("rocm_fleet_host_compliant", '<script>alert(\\"host\\")</script>&\\"\\n')] == 0
+
+
+def test_prometheus_write_is_atomic_and_replaces(tmp_path):
+    target = tmp_path / "rocm_fleet_drift.prom"
+    target.write_text("old\n")
+    os.chmod(target, 0o600)
+    write_prometheus(three_host_report(), target)
+    assert target.read_text().startswith("# HELP rocm_fleet_host_compliant")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rocm_fleet_drift.prom"]
+
+
+def test_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch):
+    target = tmp_path / "rocm_fleet_drift.prom"
+    target.write_text("old\n")
+
+    def broken_replace(*_args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        write_prometheus(three_host_report(), target)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["rocm_fleet_drift.prom"]
+
+
+def test_write_all_writes_every_form_and_the_textfile(tmp_path):
+    paths = write_all(three_host_report(), tmp_path / "out", textfile_dir=tmp_path / "textfile")
+    assert set(paths) == {"json", "junit", "html", "prometheus", "textfile"}
+    assert paths["textfile"] == tmp_path / "textfile" / "rocm_fleet_drift.prom"
+    assert all(path.is_file() for path in paths.values())
+    with pytest.raises(ValueError, match="unknown report format 'pdf'"):
+        write_all(three_host_report(), tmp_path, formats=["pdf"])
+
+
+def test_html_shows_every_host_check_and_link_matrix():
+    report = three_host_report()
+    page = render_html(report)
+    for name in report.hosts:
+        assert page.count(name) >= 3  # grid row, section title, and summary or link text
+    for check_id in {check.id for host in report.hosts.values() for check in host.checks}:
+        assert check_id in page
+    assert page.count('<svg class="links"') == 2  # the unreachable host has no GPU facts
+    assert page.count("<title>GPU0 to GPU1: xGMI</title>") == 2
+    assert "<title>GPU2 to GPU5: PCIe</title>" in page
+    assert "Unreachable hosts (1)" in page
+    assert '<span class="add">+Pin: release o=repo.radeon.com,n=6.3.1</span>' in page
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_html_escapes_everything_from_the_report():
+    page = render_html(_malicious_report())
+    assert "<script" not in page
+    assert "<img>" not in page and "<b>links</b>" not in page and "<svg onload" not in page
+    assert "&lt;script&gt;alert(&quot;host&quot;)&lt;/script&gt;" in page
+    assert '<span class="add">+&lt;script&gt;alert(1)&lt;/script&gt;' in page
