@@ -1,0 +1,248 @@
+"""Render a hardware profile as a sysfs tree that the real ``rocm-smi`` accepts.
+
+``render_profile(profile, root)`` writes ``<root>/sys`` with relative symlinks
+only, so the tree works wherever it is bind-mounted over ``/sys``. It does not
+create ``/dev`` nodes; it returns the ones the lab should ``mknod``.
+
+What Debian 12's rocm-smi 5.2.3 (librocm_smi64 + rocm_smi.py) needs, found by
+strace on these trees:
+
+* ``/sys/module/amdgpu/initstate`` containing ``live``: rocm_smi.py greps it
+  (through ``cat``) before anything else and exits when it is missing.
+* ``/sys/class/drm/card<N>``: the library lists ``card*`` entries and keeps
+  a card when ``device/vendor`` and ``device/vbios_version`` exist; it finds
+  the sensors under ``device/hwmon/hwmon*`` (``name`` = ``amdgpu``) and takes
+  the BDF from the ``device`` link target. GPU indexes follow the card number,
+  not the PCI address (checked with a tree whose card order differs).
+* ``/sys/class/kfd/kfd/topology/nodes/<k>/``: a GPU node (``gpu_id`` != 0)
+  is matched to a card by ``location_id``/``domain`` (BDF), not by order;
+  topology answers come only from its ``io_links``: a direct XGMI link is
+  1 hop; without one, the path goes through the CPU node the GPU's first
+  link points at (2 hops on one node, 3 across nodes, weights summed).
+* Per device (``card<N>/device/``): ``vendor``, ``device``, ``subsystem_*``,
+  ``revision``, ``numa_node``, ``mem_info_vram_total``/``_used``,
+  ``gpu_busy_percent``, ``pp_dpm_sclk``/``_mclk``, ``unique_id``,
+  ``vbios_version``, ``current_link_speed``/``_width``; hwmon ``temp*_input``,
+  ``power1_average``, ``power1_cap``. Missing optional files show as N/A.
+  ``vbios_version`` must hold a ``-``: --showproductname cuts the SKU out of
+  it and crashes otherwise.
+  hwmon needs ``in0_label`` (init fails without it); without ``pwm1`` (passive
+  Instinct boards) the concise view prints every row but exits 2.
+* ``/sys/module/amdgpu/version`` for ``--showdriverversion``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from rocm_fleet.hardware.render_kfd import render_kfd, unique_id
+
+DRM_MAJOR = 226
+RENDER_MINOR_BASE = 128
+# amdkfd registers /dev/kfd with register_chrdev(0, ...): the major is dynamic.
+# 234 is what Debian 12 kernels usually hand out; the lab only needs it to agree
+# with /sys/devices/virtual/kfd/kfd/dev.
+KFD_MAJOR = 234
+_PCI_SPEED_CLASS = {"32.0 GT/s PCIe": 5, "16.0 GT/s PCIe": 4, "8.0 GT/s PCIe": 3}
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceNode:
+    """A /dev entry as kernel + Debian 12 udev (systemd 252 50-udev-default.rules) create it."""
+
+    path: str
+    major: int
+    minor: int
+    group: str
+    mode: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RenderResult:
+    root: Path
+    sys_dir: Path
+    device_nodes: tuple[DeviceNode, ...]
+    gpu_buses: tuple[str, ...]
+
+
+class _Tree:
+    def __init__(self, sys_dir):
+        self.sys_dir = sys_dir
+        self._made = set()
+
+    def write(self, relpath, text):
+        path = self.sys_dir / relpath
+        self._make(path.parent)
+        path.write_text(text, encoding="ascii")
+
+    def link(self, relpath, target):
+        path = self.sys_dir / relpath
+        self._make(path.parent)
+        if path.is_symlink():
+            path.unlink()
+        os.symlink(target, path)
+
+    def mkdir(self, relpath):
+        self._make(self.sys_dir / relpath)
+
+    def _make(self, directory):
+        if directory not in self._made:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._made.add(directory)
+
+
+def render_profile(profile, root):
+    """Write ``profile`` as ``<root>/sys``; return what the lab needs to finish the host."""
+    root = Path(root)
+    tree = _Tree(root / "sys")
+    for name in ("class/drm", "class/hwmon", "bus/pci/devices", "devices/system/node"):
+        tree.mkdir(name)
+    _render_numa(tree, profile)
+    for index, gpu in enumerate(profile.gpus):
+        _render_pci_device(tree, profile, index, gpu)
+    nodes = []
+    if profile.driver_loaded:
+        _render_module(tree, profile)
+        render_kfd(profile, tree.write, tree.link)
+        tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
+        tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
+        nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0, "render", 0o666))
+        for index, _gpu in enumerate(profile.gpus):
+            nodes.append(DeviceNode("/dev/dri/card%d" % index, DRM_MAJOR, index, "video", 0o660))
+            render_minor = RENDER_MINOR_BASE + index
+            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor, "render", 0o666))
+    return RenderResult(root, tree.sys_dir, tuple(nodes), tuple(gpu.bus for gpu in profile.gpus))
+
+
+def device_dir(gpu):
+    """sysfs path of a GPU below /sys, e.g. devices/pci0000:0c/0000:0c:00.0."""
+    return "devices/pci%s:%s/%s" % (gpu.bus[:4], gpu.bus[5:7], gpu.bus)
+
+
+def _render_numa(tree, profile):
+    for cpu in profile.cpus:
+        base = "devices/system/node/node%d" % cpu.numa_node
+        tree.write(base + "/cpulist", cpu.cpulist + "\n")
+        tree.write(base + "/distance", " ".join(str(d) for d in profile.numa_distance[cpu.numa_node]) + "\n")
+
+
+def _render_module(tree, profile):
+    tree.write("module/amdgpu/initstate", "live\n")
+    tree.write("module/amdgpu/version", profile.driver_version + "\n")
+    tree.write("module/amdgpu/parameters/ras_enable", "-1\n")
+    tree.write("module/amdgpu/parameters/noretry", "-1\n")
+    tree.mkdir("bus/pci/drivers/amdgpu")
+    tree.link("module/amdgpu/drivers/pci:amdgpu", "../../../bus/pci/drivers/amdgpu")
+
+
+def _render_pci_device(tree, profile, index, gpu):
+    path = device_dir(gpu)
+    cpulist = profile.cpus[gpu.numa_node].cpulist
+    ids = "%04X:%04X" % (gpu.vendor_id, gpu.device_id)
+    subsys = "%04X:%04X" % (gpu.subsystem_vendor_id, gpu.subsystem_device_id)
+    modalias = "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X" % (
+        gpu.vendor_id,
+        gpu.device_id,
+        gpu.subsystem_vendor_id,
+        gpu.subsystem_device_id,
+        gpu.pci_class >> 16,
+        (gpu.pci_class >> 8) & 0xFF,
+        gpu.pci_class & 0xFF,
+    )
+    uevent = "PCI_CLASS=%X\nPCI_ID=%s\nPCI_SUBSYS_ID=%s\nPCI_SLOT_NAME=%s\nMODALIAS=%s\n" % (
+        gpu.pci_class,
+        ids,
+        subsys,
+        gpu.bus,
+        modalias,
+    )
+    files = {
+        "vendor": "0x%04x" % gpu.vendor_id,
+        "device": "0x%04x" % gpu.device_id,
+        "subsystem_vendor": "0x%04x" % gpu.subsystem_vendor_id,
+        "subsystem_device": "0x%04x" % gpu.subsystem_device_id,
+        "class": "0x%06x" % gpu.pci_class,
+        "revision": "0x%02x" % gpu.revision,
+        "numa_node": str(gpu.numa_node),
+        "local_cpulist": cpulist,
+        "enable": "1",
+        "current_link_speed": gpu.pcie_speed,
+        "max_link_speed": gpu.pcie_speed,
+        "current_link_width": str(gpu.pcie_width),
+        "max_link_width": str(gpu.pcie_width),
+        "uevent": ("DRIVER=amdgpu\n" if profile.driver_loaded else "") + uevent.rstrip("\n"),
+    }
+    tree.link("bus/pci/devices/" + gpu.bus, "../../../" + path)
+    if profile.driver_loaded:
+        files.update(_amdgpu_files(gpu))
+        tree.link(path + "/driver", "../../../bus/pci/drivers/amdgpu")
+        tree.link("bus/pci/drivers/amdgpu/" + gpu.bus, "../../../../" + path)
+        _render_drm(tree, path, index)
+        _render_hwmon(tree, path, index, gpu)
+    for name, text in files.items():
+        tree.write("%s/%s" % (path, name), text + "\n")
+
+
+def _amdgpu_files(gpu):
+    files = {
+        "mem_info_vram_total": str(gpu.vram_bytes),
+        "mem_info_vram_used": str(min(gpu.vram_bytes, 12 * 1024 * 1024)),
+        "mem_info_vis_vram_total": str(gpu.vram_bytes),
+        "mem_info_vis_vram_used": str(min(gpu.vram_bytes, 12 * 1024 * 1024)),
+        "mem_busy_percent": "0",
+        "gpu_busy_percent": "0",
+        "unique_id": "%016x" % unique_id(gpu),
+        "product_name": gpu.product,
+        "power_dpm_force_performance_level": "auto",
+        "pp_sclk_od": "0",
+        "pp_mclk_od": "0",
+        "pp_dpm_sclk": "0: 500Mhz *\n1: 1700Mhz\n2: 2100Mhz",
+        "pp_dpm_mclk": "0: 900Mhz\n1: 1300Mhz *",
+        "pp_dpm_pcie": "0: %s, x%d %s *" % (gpu.pcie_speed.split()[0] + "GT/s,", gpu.pcie_width, "619Mhz"),
+        # rocm_smi_lib skips cards without it; rocm-smi 5.2.3 --showproductname crashes when it is empty.
+        "vbios_version": gpu.vbios_version,
+    }
+    return files
+
+
+def _render_drm(tree, path, index):
+    render_minor = RENDER_MINOR_BASE + index
+    for name, minor in (("card%d" % index, index), ("renderD%d" % render_minor, render_minor)):
+        node = "%s/drm/%s" % (path, name)
+        tree.write(node + "/dev", "%d:%d\n" % (DRM_MAJOR, minor))
+        uevent = "MAJOR=%d\nMINOR=%d\nDEVNAME=dri/%s\nDEVTYPE=drm_minor\n" % (DRM_MAJOR, minor, name)
+        tree.write(node + "/uevent", uevent)
+        tree.link(node + "/device", "../../../" + path.rsplit("/", 1)[1])
+        tree.link(node + "/subsystem", "../../../../../class/drm")
+        tree.link("class/drm/" + name, "../../" + node)
+
+
+def _render_hwmon(tree, path, index, gpu):
+    node = "%s/hwmon/hwmon%d" % (path, index)
+    power_cap_uw = 750_000_000 if gpu.pci_class >> 16 == 0x12 else 300_000_000
+    files = {
+        "name": "amdgpu",
+        "temp1_input": "35000",
+        "temp1_label": "edge",
+        "temp2_input": "40000",
+        "temp2_label": "junction",
+        "temp3_input": "38000",
+        "temp3_label": "mem",
+        "in0_input": "800",
+        "in0_label": "vddgfx",
+        "power1_average": "150000000",
+        "power1_cap": str(power_cap_uw),
+        "power1_cap_max": str(power_cap_uw),
+        "power1_cap_default": str(power_cap_uw),
+        "freq1_input": "500000000",
+        "freq1_label": "sclk",
+    }
+    if gpu.pci_class >> 8 == 0x0300:
+        # VGA-class boards carry a fan; passive Instinct modules export no pwm files.
+        files.update({"pwm1": "64", "pwm1_max": "255", "pwm1_enable": "2", "fan1_input": "900"})
+    for name, text in files.items():
+        tree.write("%s/%s" % (node, name), text + "\n")
+    tree.link(node + "/device", "../../../" + path.rsplit("/", 1)[1])
+    tree.link("class/hwmon/hwmon%d" % index, "../../" + node)

@@ -1,0 +1,188 @@
+"""Render the amdkfd topology (``/sys/devices/virtual/kfd/kfd/topology``) of a profile.
+
+Formats follow amdkfd ``kfd_topology.c`` (node_show, iolink_show, mem_show):
+one ``name value`` pair per line, values in decimal. CPU nodes come first
+(one per NUMA node), GPU nodes follow in probe order. Each GPU has one PCIe
+io_link to its CPU node (weight 20) and one XGMI io_link per hive peer; each
+CPU node links to the other CPU nodes (type 5 QPI, weight = SLIT distance) and
+gets the reverse link of every GPU attached to it, as kfd_parse_subtype_iolink
+creates them.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from rocm_fleet.hardware.model import PCIE_TO_CPU_WEIGHT
+
+# CRAT_IOLINK_TYPE_* in kfd_crat.h
+IOLINK_TYPE_PCIEXPRESS = 2
+IOLINK_TYPE_QPI_1_1 = 5
+IOLINK_TYPE_XGMI = 11
+# HSA_MEM_HEAP_TYPE_FB_PUBLIC: VRAM the host can see through the BAR.
+HEAP_TYPE_FB_PUBLIC = 1
+# XGMI 3.0 on MI300X reports 64 GB/s per link; PCIe Gen4/5 links report their
+# own rate. The lab only needs plausible, stable numbers here.
+XGMI_BANDWIDTH_MBS = 64000
+PCIE_BANDWIDTH_MBS = {"32.0 GT/s PCIe": 63015, "16.0 GT/s PCIe": 31507, "8.0 GT/s PCIe": 15753}
+DEFAULT_WAVES_PER_SIMD = 8
+
+
+def kfd_gpu_id(gpu):
+    """A stable non-zero 16-bit id; KFD derives gpu_id from a hash of the device too."""
+    return (zlib.crc32(gpu.bus.encode()) & 0xFFFF) or 1
+
+
+def unique_id(gpu):
+    """The 64-bit serial KFD and amdgpu print; profiles may fix it, else derive it from the bus."""
+    if gpu.unique_id:
+        return int(gpu.unique_id, 16)
+    return zlib.crc32(gpu.bus.encode()) << 32 | zlib.crc32(gpu.product.encode())
+
+
+def hive_id(profile, index):
+    """Non-zero only for GPUs with XGMI peers (one hive per server in these profiles)."""
+    has_peer = any(index in pair for pair in profile.links)
+    return (zlib.crc32(profile.name.encode()) | 1) if has_peer else 0
+
+
+def render_kfd(profile, write, link):
+    """Write the KFD topology through ``write(relpath, text)`` and ``link(relpath, target)``."""
+    base = "devices/virtual/kfd/kfd"
+    write(base + "/topology/generation_id", "1\n")
+    write(base + "/topology/system_properties", "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")
+    link("class/kfd/kfd", "../../devices/virtual/kfd/kfd")
+
+    io_links = {node: [] for node in range(len(profile.cpus) + len(profile.gpus))}
+    for a, cpu in enumerate(profile.cpus):
+        for b in range(len(profile.cpus)):
+            if a != b:
+                weight = profile.numa_distance[cpu.numa_node][profile.cpus[b].numa_node]
+                io_links[a].append(_io_link(IOLINK_TYPE_QPI_1_1, a, b, weight, 0))
+    for index, gpu in enumerate(profile.gpus):
+        node, cpu_node = profile.kfd_node_of_gpu(index), profile.kfd_node_of_numa(gpu.numa_node)
+        bandwidth = PCIE_BANDWIDTH_MBS.get(gpu.pcie_speed, 0)
+        io_links[node].append(_io_link(IOLINK_TYPE_PCIEXPRESS, node, cpu_node, PCIE_TO_CPU_WEIGHT, bandwidth))
+        io_links[cpu_node].append(_io_link(IOLINK_TYPE_PCIEXPRESS, cpu_node, node, PCIE_TO_CPU_WEIGHT, bandwidth))
+        for peer in range(len(profile.gpus)):
+            peer_link = profile.link(index, peer)
+            if peer != index and peer_link is not None:
+                peer_node = profile.kfd_node_of_gpu(peer)
+                io_links[node].append(
+                    _io_link(IOLINK_TYPE_XGMI, node, peer_node, peer_link.weight, XGMI_BANDWIDTH_MBS)
+                )
+
+    for node, cpu in enumerate(profile.cpus):
+        _write_node(write, base, node, 0, "", _cpu_properties(cpu, len(io_links[node])), io_links[node], None)
+    for index, gpu in enumerate(profile.gpus):
+        node = profile.kfd_node_of_gpu(index)
+        properties = _gpu_properties(profile, index, len(io_links[node]))
+        bank = "heap_type %d\nsize_in_bytes %d\nflags 0\nwidth 4096\nmem_clk_max 1300\n" % (
+            HEAP_TYPE_FB_PUBLIC,
+            gpu.vram_bytes,
+        )
+        _write_node(write, base, node, kfd_gpu_id(gpu), gpu.kfd_name, properties, io_links[node], bank)
+
+
+def _write_node(write, base, node, gpu_id, name, properties, links, mem_bank):
+    prefix = "%s/topology/nodes/%d" % (base, node)
+    write(prefix + "/gpu_id", "%d\n" % gpu_id)
+    write(prefix + "/name", name + "\n")
+    write(prefix + "/properties", "".join("%s %d\n" % item for item in properties))
+    for number, text in enumerate(links):
+        write("%s/io_links/%d/properties" % (prefix, number), text)
+    if mem_bank is not None:
+        write(prefix + "/mem_banks/0/properties", mem_bank)
+
+
+def _io_link(link_type, node_from, node_to, weight, bandwidth):
+    fields = (
+        ("type", link_type),
+        ("version_major", 0),
+        ("version_minor", 0),
+        ("node_from", node_from),
+        ("node_to", node_to),
+        ("weight", weight),
+        ("min_latency", 0),
+        ("max_latency", 0),
+        ("min_bandwidth", bandwidth),
+        ("max_bandwidth", bandwidth),
+        ("recommended_transfer_size", 0),
+        ("flags", 1),
+    )
+    return "".join("%s %d\n" % field for field in fields)
+
+
+def _cpu_properties(cpu, io_link_count):
+    first_core = int(cpu.cpulist.split(",")[0].split("-")[0])
+    return _common_properties(cpu_cores_count=cpu.cores, io_links_count=io_link_count, cpu_core_id_base=first_core) + [
+        ("max_engine_clk_ccompute", 3700)
+    ]
+
+
+def _gpu_properties(profile, index, io_link_count):
+    gpu = profile.gpus[index]
+    node = profile.kfd_node_of_gpu(index)
+    common = _common_properties(
+        simd_count=gpu.compute_units * gpu.simd_per_cu,
+        mem_banks_count=1,
+        io_links_count=io_link_count,
+        simd_id_base=0x80001000 + 0x10 * node,
+        max_waves_per_simd=DEFAULT_WAVES_PER_SIMD,
+        lds_size_in_kb=64,
+        wave_front_size=64 if gpu.gfx_target_version < 100000 else 32,
+        simd_per_cu=gpu.simd_per_cu,
+        gfx_target_version=gpu.gfx_target_version,
+        vendor_id=gpu.vendor_id,
+        device_id=gpu.device_id,
+        location_id=gpu.location_id,
+        domain=gpu.domain,
+        drm_render_minor=128 + index,
+        hive_id=hive_id(profile, index),
+    )
+    return common + [
+        ("max_engine_clk_fcompute", 2100),
+        ("local_mem_size", 0),
+        ("fw_version", 0),
+        ("capability", 0),
+        ("debug_prop", 0),
+        ("sdma_fw_version", 0),
+        ("unique_id", unique_id(gpu)),
+        ("num_xcc", 1),
+        ("max_engine_clk_ccompute", 3700),
+    ]
+
+
+def _common_properties(**values):
+    names = (
+        "cpu_cores_count",
+        "simd_count",
+        "mem_banks_count",
+        "caches_count",
+        "io_links_count",
+        "p2p_links_count",
+        "cpu_core_id_base",
+        "simd_id_base",
+        "max_waves_per_simd",
+        "lds_size_in_kb",
+        "gds_size_in_kb",
+        "num_gws",
+        "wave_front_size",
+        "array_count",
+        "simd_arrays_per_engine",
+        "cu_per_simd_array",
+        "simd_per_cu",
+        "max_slots_scratch_cu",
+        "gfx_target_version",
+        "vendor_id",
+        "device_id",
+        "location_id",
+        "domain",
+        "drm_render_minor",
+        "hive_id",
+        "num_sdma_engines",
+        "num_sdma_xgmi_engines",
+        "num_sdma_queues_per_engine",
+        "num_cp_queues",
+    )
+    return [(name, values.get(name, 0)) for name in names]

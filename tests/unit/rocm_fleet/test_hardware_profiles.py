@@ -1,0 +1,154 @@
+"""Hardware profiles: loading, validation errors, fault variants, and the topology they imply."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text import parse_rocm_smi_text
+
+from rocm_fleet.hardware import ProfileError, available_profiles, load_profile, profile_from_dict
+from rocm_fleet.hardware.profile import PROFILE_DIR
+
+CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures"
+EXPECTED_PROFILES = {"mi300x-8", "mi250x-8gcd", "mi210-4-pcie", "w7900-2", "rx7900xtx-1", "rx6700xt-1", "nogpu"}
+
+
+def profile_data(name):
+    return yaml.safe_load((PROFILE_DIR / ("%s.yml" % name)).read_text())
+
+
+def test_every_required_profile_exists_and_loads():
+    assert set(available_profiles()) >= EXPECTED_PROFILES
+    for name in available_profiles():
+        profile = load_profile(name)
+        assert profile.name == name
+        assert profile.sources, "%s cites no sources" % name
+
+
+@pytest.mark.parametrize(
+    ("name", "gpus", "device_id", "gfx", "vram_gib", "pci_class"),
+    [
+        ("mi300x-8", 8, 0x74A1, "gfx942", 192, 0x120000),
+        ("mi250x-8gcd", 8, 0x7408, "gfx90a", 64, 0x038000),
+        ("mi210-4-pcie", 4, 0x740F, "gfx90a", 64, 0x038000),
+        ("w7900-2", 2, 0x7448, "gfx1100", 48, 0x030000),
+        ("rx7900xtx-1", 1, 0x744C, "gfx1100", 24, 0x030000),
+        ("rx6700xt-1", 1, 0x73DF, "gfx1031", 12, 0x030000),
+    ],
+)
+def test_profile_identity(name, gpus, device_id, gfx, vram_gib, pci_class):
+    profile = load_profile(name)
+    assert len(profile.gpus) == gpus
+    assert {gpu.device_id for gpu in profile.gpus} == {device_id}
+    assert {gpu.gfx_target for gpu in profile.gpus} == {gfx}
+    assert {gpu.vram_bytes for gpu in profile.gpus} == {vram_gib * 1024**3}
+    assert {gpu.pci_class for gpu in profile.gpus} == {pci_class}
+
+
+def test_mi300x_matches_the_amd_smi_topology_capture():
+    profile = load_profile("mi300x-8")
+    assert [gpu.bus[5:7] for gpu in profile.gpus] == ["0c", "22", "38", "5c", "9f", "af", "bf", "df"]
+    assert [gpu.numa_node for gpu in profile.gpus] == [0, 0, 0, 0, 1, 1, 1, 1]
+    topology = profile.expected_topology()
+    off_diagonal = [(i, j) for i in range(8) for j in range(8) if i != j]
+    assert {topology["link_type"][i][j] for i, j in off_diagonal} == {"XGMI"}
+    assert {topology["weight"][i][j] for i, j in off_diagonal} == {15}
+    assert {topology["hops"][i][j] for i, j in off_diagonal} == {1}
+
+
+def test_mi250x_links_follow_the_xgmi_num_links_capture():
+    text = (CAPTURES / "mi250x-8gcd_sysfs-drm-xgmi_num_links.txt").read_text()
+    counts = [[int(value) for value in line.split()] for line in text.splitlines() if line.strip()]
+    topology = load_profile("mi250x-8gcd").expected_topology()
+    for i in range(8):
+        for j in range(8):
+            if i != j:
+                assert topology["weight"][i][j] == (15 if counts[i][j] else 30), (i, j)
+                assert (topology["link_type"][i][j], topology["hops"][i][j]) == ("XGMI", 1)
+
+
+def test_pcie_profile_reproduces_the_4numa_showtopo_capture():
+    captured = parse_rocm_smi_text((CAPTURES / "unknown-4gpu-pcie-4numa_rocm5.x_rocm-smi-showtopo.txt").read_text())
+    expected = load_profile("mi210-4-pcie").expected_topology()
+    for key in ("link_type", "hops", "weight"):
+        assert expected[key] == captured["topology"][key]
+
+
+def test_two_gpus_on_one_numa_node_weigh_40_over_2_hops():
+    topology = load_profile("w7900-2").expected_topology()
+    assert (topology["link_type"][0][1], topology["hops"][0][1], topology["weight"][0][1]) == ("PCIE", 2, 40)
+
+
+def test_nogpu_has_no_gpus_and_no_driver():
+    profile = load_profile("nogpu")
+    assert profile.gpus == () and not profile.driver_loaded
+    assert profile.expected_topology()["link_type"] == []
+
+
+def test_without_gpu_renumbers_the_links():
+    profile = load_profile("mi250x-8gcd")
+    smaller = profile.without_gpu(0)
+    assert len(smaller.gpus) == 7 and smaller.gpus[0].bus == profile.gpus[1].bus
+    # old pair 1-2 (no direct link, weight 30) is now pair 0-1
+    assert smaller.link(0, 1).weight == profile.link(1, 2).weight == 30
+    assert all(0 <= i < 7 for pair in smaller.links for i in pair)
+    assert len(smaller.links) == 21
+
+
+def test_with_link_degrades_and_restores_xgmi():
+    profile = load_profile("mi300x-8")
+    degraded = profile.with_link(0, 4, "PCIE")
+    assert degraded.link(0, 4) is None and profile.link(0, 4) is not None
+    topology = degraded.expected_topology()
+    # cross-socket through the CPUs: 20 + 20 + default SLIT remote distance 20
+    assert (topology["link_type"][4][0], topology["hops"][4][0], topology["weight"][4][0]) == ("PCIE", 3, 60)
+    assert degraded.with_link(0, 4, "XGMI").link(0, 4).weight == 15
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.pop("gpus"), "gpus: missing"),
+        (lambda d: d.update(colour="red"), "unknown keys ['colour']"),
+        (lambda d: d["gpus"][0].update(bus="0C:00.0"), "gpus[0].bus"),
+        (lambda d: d["gpus"][1].update(numa_node=7), "gpus[1].numa_node: 7 is not one of"),
+        (lambda d: d["gpu_model"].pop("vram_bytes"), "missing ['vram_bytes']"),
+        (lambda d: d["gpu_model"].update(vram_bytes="192GiB"), "gpus[0].vram_bytes: must be an integer"),
+        (lambda d: d["gpu_model"].update(gfx_target="942"), "gfx_target"),
+        (lambda d: d["gpu_model"].update(vbios_version="D65209"), "vbios_version: must look like 113-<SKU>-<build>"),
+        (lambda d: d.update(xgmi={"pairs": [{"gpus": [0, 8]}]}), "xgmi.pairs[0]: GPU indices"),
+        (lambda d: d.update(numa_distance=[[10, 32], [31, 10]]), "numa_distance: not symmetric"),
+        (lambda d: d["cpus"].reverse(), "numa_node values must be 0..1 in order"),
+        (lambda d: d["gpus"][1].update(bus=d["gpus"][0]["bus"]), "PCI bus addresses repeat"),
+        (lambda d: d.update(driver={"loaded": True}), "driver.version"),
+    ],
+)
+def test_invalid_profiles_name_the_offending_key(change, message):
+    data = profile_data("mi300x-8")
+    change(data)
+    with pytest.raises(ProfileError) as error:
+        profile_from_dict(data, origin="broken.yml")
+    assert "broken.yml" in str(error.value)
+    assert message in str(error.value)
+
+
+def test_unknown_profile_lists_the_known_ones():
+    with pytest.raises(ProfileError, match=r"known profiles: .*mi300x-8"):
+        load_profile("mi999-16")
+
+
+def test_invalid_yaml_is_a_profile_error(tmp_path):
+    path = tmp_path / "bad.yml"
+    path.write_text("name: [unclosed\n")
+    with pytest.raises(ProfileError, match="not valid YAML"):
+        load_profile(path)
+
+
+def test_fault_helpers_reject_bad_indexes():
+    profile = load_profile("w7900-2")
+    with pytest.raises(ProfileError, match="has no GPU 2"):
+        profile.without_gpu(2)
+    with pytest.raises(ProfileError):
+        profile.with_link(0, 0, "XGMI")
+    with pytest.raises(ProfileError):
+        profile.with_link(0, 1, "NVLINK")
