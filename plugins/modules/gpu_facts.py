@@ -20,7 +20,7 @@ description:
     parsed marks that source C(failed) with a warning naming the tool and the offending line, while the
     other sources still fill the facts. The module fails only on invalid options.
 author:
-  - rocm-fleet contributors
+  - rocm-fleet maintainers (@rocm-fleet)
 options:
   sysfs_root:
     description:
@@ -156,87 +156,13 @@ ansible_facts:
           sample: ["GPU count differs between sources: sysfs sees 8, rocm-smi sees 7"]
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES, ToolTimeout
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi import collect_rocm_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi import collect_amd_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import collect_rocminfo
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner import make_runner
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
 
-TOOLS = {
-    "rocm_smi": ("rocm-smi", "rocm_smi_path", collect_rocm_smi),
-    "amd_smi": ("amd-smi", "amd_smi_path", collect_amd_smi),
-    "rocminfo": ("rocminfo", "rocminfo_path", collect_rocminfo),
-}
+# Module-level so tests can point the search away from a real /opt/rocm.
 ROCM_BIN_DIRS = ["/opt/rocm/bin"]
-
-
-def find_tool(module, name, explicit):
-    if explicit:
-        return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
-    return module.get_bin_path(name, required=False, opt_dirs=ROCM_BIN_DIRS)
-
-
-def read_tool(module, source, warnings):
-    name, option, collect = TOOLS[source]
-    binary = find_tool(module, name, module.params[option])
-    if binary is None:
-        if module.params[option]:
-            warnings.append("%s: %s is not an executable file" % (name, module.params[option]))
-        return "missing", None
-    try:
-        state, report = collect(make_runner(binary, module.params["timeout"]))
-    except ToolTimeout as exc:
-        warnings.append("%s: killed after %ss: %s" % (name, module.params["timeout"], exc))
-        return "timeout", None
-    except Exception as exc:  # a parser bug must cost one source, never the play
-        warnings.append("%s: could not be read (%s: %s)" % (name, type(exc).__name__, exc))
-        return "failed", None
-    if state != "ok":
-        warnings.extend((report or {}).get("warnings") or [])
-        return "failed", None
-    return "ok", report
-
-
-def read_rocm_install(root):
-    """/opt/rocm/.info/version is what rocm-core installs; the link target is the active version."""
-    link = os.path.join(root, "opt/rocm")
-    if not os.path.isdir(link):
-        return {"version": None, "path": None}
-    version = None
-    try:
-        with open(os.path.join(link, ".info/version")) as handle:
-            version = handle.read().strip() or None
-    except (IOError, OSError):
-        pass
-    path = os.path.realpath(link)
-    if root not in ("", "/"):
-        path = "/" + os.path.relpath(path, os.path.realpath(root))
-    return {"version": version, "path": path}
-
-
-def gather(module):
-    wanted = module.params["sources"]
-    states, reports, warnings = {}, {}, []
-    for source in SOURCES:
-        if source not in wanted:
-            states[source] = "skipped"
-        elif source == "sysfs":
-            try:
-                states[source], reports[source] = collect_sysfs(module.params["sysfs_root"])
-            except Exception as exc:
-                warnings.append("sysfs: could not be read (%s: %s)" % (type(exc).__name__, exc))
-                states[source] = "failed"
-            if states[source] != "ok" and reports.get(source):
-                warnings.extend(reports.pop(source).get("warnings") or [])
-        else:
-            states[source], reports[source] = read_tool(module, source, warnings)
-    return merge_reports(reports, states, warnings, read_rocm_install(module.params["sysfs_root"]))
 
 
 def main():
@@ -254,7 +180,7 @@ def main():
     if module.params["timeout"] <= 0:
         module.fail_json(msg="timeout must be a positive number of seconds, got %d" % module.params["timeout"])
     try:
-        gpu = gather(module)
+        gpu = gather(module.params, module.get_bin_path, ROCM_BIN_DIRS)
     except Exception as exc:  # never end in a traceback
         module.fail_json(msg="gpu_facts: could not merge the GPU sources: %s: %s" % (type(exc).__name__, exc))
     module.exit_json(changed=False, ansible_facts={"gpu": gpu})
