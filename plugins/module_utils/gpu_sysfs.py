@@ -115,6 +115,7 @@ def _collect(sys_dir, report):
 
     module_dir = os.path.join(sys_dir, "module", "amdgpu")
     initstate = _read(os.path.join(module_dir, "initstate"))
+    report["driver_loaded"] = initstate == "live"
     if initstate == "live":
         report["driver_version"] = _read(os.path.join(module_dir, "version")) or None
     elif buses:

@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Evaluate a host's whole declared state in one pass: every item, then the GPU class expectations.
+
+Nothing here is role-specific: the controller renders the items from the
+same variables the roles apply, and this module only compares them with the
+host. Each item costs a few open/stat calls; no item can stop the others.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_apt import check_apt_pin, check_apt_source
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import CheckError, HostView
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_files import (
+    check_directory,
+    check_file,
+    check_file_lines,
+    check_link,
+    check_modprobe_options,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_packages import check_package
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_schema import (
+    KIND_FIELDS,
+    ItemInvalid,
+    validate_item,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_system import (
+    check_device_node,
+    check_group_exists,
+    check_group_members,
+    check_kernel_cmdline,
+    check_module_loaded,
+    check_sysctl,
+    check_user_exists,
+)
+
+CHECKERS = {
+    "file": check_file,
+    "file_lines": check_file_lines,
+    "directory": check_directory,
+    "link": check_link,
+    "group_members": check_group_members,
+    "group_exists": check_group_exists,
+    "user_exists": check_user_exists,
+    "sysctl": check_sysctl,
+    "kernel_cmdline": check_kernel_cmdline,
+    "module_loaded": check_module_loaded,
+    "modprobe_options": check_modprobe_options,
+    "device_node": check_device_node,
+    "package": check_package,
+    "apt_source": check_apt_source,
+    "apt_pin": check_apt_pin,
+}
+STATUSES = ("pass", "fail", "error")
+assert set(CHECKERS) == set(KIND_FIELDS), "every kind with a schema needs a checker"
+
+
+def evaluate_item(item, position, host):
+    """One result dict; never raises."""
+    try:
+        item = validate_item(item, position)
+    except ItemInvalid as exc:
+        return _result(item if isinstance(item, dict) else {}, "error", None, None, str(exc))
+    try:
+        outcome = CHECKERS[item["kind"]](item["expect"], host)
+    except CheckError as exc:
+        return _result(item, "error", item["expect"], None, "%s: %s" % (item["id"], exc))
+    except Exception as exc:  # a checker bug must cost one item, never the evaluation
+        message = "%s: check failed unexpectedly (%s: %s)" % (item["id"], type(exc).__name__, exc)
+        return _result(item, "error", item["expect"], None, message)
+    return _result(
+        item,
+        outcome["status"],
+        item["expect"],
+        outcome["actual"],
+        outcome["message"],
+        outcome["diff"],
+        outcome["action"],
+    )
+
+
+def _result(item, status, expected, actual, message, diff="", action=""):
+    def text(key):
+        value = item.get(key)
+        return value if isinstance(value, str) else None
+
+    return {
+        "id": text("id") or "",
+        "title": text("title") or text("id") or "",
+        "kind": text("kind") or "",
+        "role": text("role"),
+        "task": text("task"),
+        "severity": text("severity"),
+        "status": status,
+        "expected": expected,
+        "actual": actual,
+        "message": message,
+        "diff": diff,
+        "action": action,
+    }
+
+
+def summarize(results):
+    counts = dict((status, 0) for status in STATUSES)
+    for result in results:
+        counts[result["status"]] += 1
+    counts["total"] = len(results)
+    return counts
+
+
+def evaluate(items, root="/", gpu_expect=None, gpu=None):
+    """(results, summary) for ``items`` (checked under ``root``) and ``gpu_expect`` (against ``gpu``)."""
+    host = HostView(root)
+    results = [evaluate_item(item, position, host) for position, item in enumerate(items or [])]
+    if gpu_expect:
+        results.extend(evaluate_gpu(gpu_expect, gpu or {}))
+    return results, summarize(results)

@@ -1,0 +1,222 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Check the ``gpu`` fact against what the host's GPU class expects (``gpu_expect``).
+
+Each key of ``gpu_expect`` is one check with a stable ID (``GPU_CHECKS``).
+Topology values are either one value for every GPU pair (an 8x MI300X hive:
+``{link_type: XGMI, hops: 1, weight: 15}``) or a full matrix; a failure names
+each GPU pair that differs.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import version_matches
+
+# key of gpu_expect -> (check id, title)
+GPU_CHECKS = {
+    "count": ("ROCM-GPU-001", "GPU count as the class expects"),
+    "products": ("ROCM-GPU-002", "GPU products as the class expects"),
+    "gfx_targets": ("ROCM-GPU-003", "gfx targets as the class expects"),
+    "vram_bytes_min": ("ROCM-GPU-004", "VRAM per GPU"),
+    "topology": ("ROCM-TOPO-001", "GPU links as the class declares them"),
+    "numa_affinity": ("ROCM-TOPO-002", "NUMA affinity per GPU"),
+    "driver": ("ROCM-DRV-001", "amdgpu loaded, at the expected version"),
+    "rocm_version": ("ROCM-PKG-001", "the pinned ROCm version is the active /opt/rocm"),
+}
+INVALID_EXPECT_ID = ("ROCM-GPU-000", "gpu_expect is valid")
+TOPOLOGY_FIELDS = ("link_type", "hops", "weight")
+
+
+class GpuExpectInvalid(ValueError):
+    pass
+
+
+def _pairs(actual, expected):
+    """Pairs up to the shorter list; callers report a length difference themselves."""
+    return [(actual[index], expected[index]) for index in range(min(len(actual), len(expected)))]
+
+
+def _devices(gpu):
+    return gpu.get("devices") or []
+
+
+def check_count(expected, gpu):
+    if isinstance(expected, bool) or not isinstance(expected, int):
+        raise GpuExpectInvalid("count must be an integer")
+    count = gpu.get("count") or 0
+    if count != expected:
+        return "fail", count, "expected %d GPUs, found %d" % (expected, count)
+    return "pass", count, "%d GPUs" % count
+
+
+def check_products(expected, gpu):
+    products = [device.get("product") for device in _devices(gpu)]
+    if isinstance(expected, str):
+        expected = [expected] * len(products)
+    if not isinstance(expected, list) or not all(isinstance(name, str) for name in expected):
+        raise GpuExpectInvalid("products must be a product name or a list with one name per GPU")
+    wrong = [
+        "GPU %d: %s, expected %s" % (index, product, want)
+        for index, (product, want) in enumerate(_pairs(products, expected))
+        if product != want
+    ]
+    if len(products) != len(expected):
+        wrong.insert(0, "%d GPUs, expected %d" % (len(products), len(expected)))
+    return ("fail" if wrong else "pass"), products, "; ".join(wrong) or "every GPU is the expected product"
+
+
+def check_gfx_targets(expected, gpu):
+    if not isinstance(expected, list) or not expected or not all(isinstance(name, str) for name in expected):
+        raise GpuExpectInvalid("gfx_targets must be a non-empty list of gfx targets allowed for every GPU")
+    targets = [device.get("gfx_target") for device in _devices(gpu)]
+    wrong = ["GPU %d: %s" % (index, target) for index, target in enumerate(targets) if target not in expected]
+    if wrong:
+        return "fail", targets, "not in %s: %s" % (", ".join(expected), "; ".join(wrong))
+    return "pass", targets, "every GPU is %s" % " or ".join(expected)
+
+
+def check_vram(expected, gpu):
+    if isinstance(expected, bool) or not isinstance(expected, int) or expected < 0:
+        raise GpuExpectInvalid("vram_bytes_min must be a non-negative integer")
+    sizes = [device.get("vram_bytes") for device in _devices(gpu)]
+    wrong = [
+        "GPU %d: %s" % (index, "unknown" if size is None else "%d bytes" % size)
+        for index, size in enumerate(sizes)
+        if size is None or size < expected
+    ]
+    if wrong:
+        return "fail", sizes, "less than %d bytes of VRAM: %s" % (expected, "; ".join(wrong))
+    return "pass", sizes, "every GPU has at least %d bytes of VRAM" % expected
+
+
+def _expected_matrix(value, field, count):
+    if isinstance(value, list):
+        if len(value) != count or any(not isinstance(row, list) or len(row) != count for row in value):
+            return None
+        return value
+    if isinstance(value, (dict, bool)) or value is None:
+        raise GpuExpectInvalid("topology.%s must be one value for every pair or a matrix" % field)
+    return [[value] * count for _ in range(count)]
+
+
+def check_topology(expected, gpu):
+    if not isinstance(expected, dict) or not expected or set(expected) - set(TOPOLOGY_FIELDS):
+        raise GpuExpectInvalid("topology must be a mapping with some of %s" % ", ".join(TOPOLOGY_FIELDS))
+    count = gpu.get("count") or 0
+    topology = gpu.get("topology")
+    if count < 2:
+        return "pass", None, "fewer than 2 GPUs: no links to check"
+    if not topology:
+        return "error", None, "no source reported the topology (sources: %s)" % gpu.get("sources")
+    actual = dict((field, topology.get(field)) for field in expected)
+    pairs, problems = {}, []
+    for field, value in sorted(expected.items()):
+        want = _expected_matrix(value, field, count)
+        have = topology.get(field)
+        if want is None:
+            problems.append("%s: expected a %dx%d matrix for %d GPUs" % (field, count, count, count))
+            continue
+        if have is None:
+            problems.append("%s: not reported" % field)
+            continue
+        for i in range(count):
+            for j in range(i + 1, count):
+                seen = have[i][j] if have[i][j] == have[j][i] else "%s/%s" % (have[i][j], have[j][i])
+                if have[i][j] != want[i][j] or have[j][i] != want[j][i]:
+                    pairs.setdefault((i, j), []).append("%s %s, expected %s" % (field, seen, want[i][j]))
+    for (i, j), wrong in sorted(pairs.items()):
+        problems.append("GPU %d-%d: %s" % (i, j, ", ".join(wrong)))
+    if problems:
+        return "fail", actual, "; ".join(problems)
+    return "pass", actual, "every GPU pair is as declared"
+
+
+def check_numa_affinity(expected, gpu):
+    if not isinstance(expected, list) or not all(
+        isinstance(node, int) and not isinstance(node, bool) for node in expected
+    ):
+        raise GpuExpectInvalid("numa_affinity must be a list of NUMA node numbers, one per GPU")
+    actual = [device.get("numa_node") for device in _devices(gpu)]
+    wrong = [
+        "GPU %d: node %s, expected %s" % (index, have, want)
+        for index, (have, want) in enumerate(_pairs(actual, expected))
+        if have != want
+    ]
+    if len(actual) != len(expected):
+        wrong.insert(0, "%d GPUs, expected %d" % (len(actual), len(expected)))
+    return ("fail" if wrong else "pass"), actual, "; ".join(wrong) or "every GPU is on its expected NUMA node"
+
+
+def check_driver(expected, gpu):
+    if not isinstance(expected, dict) or set(expected) - {"loaded", "version"}:
+        raise GpuExpectInvalid("driver must be a mapping with loaded and/or version")
+    driver = gpu.get("driver") or {}
+    actual = {"loaded": driver.get("loaded"), "version": driver.get("version")}
+    want_loaded = expected.get("loaded", True)
+    if bool(actual["loaded"]) != bool(want_loaded):
+        return "fail", actual, "amdgpu is %s" % ("loaded and should not be" if actual["loaded"] else "not loaded")
+    version = expected.get("version")
+    if want_loaded and version and not version_matches(actual["version"], str(version)):
+        return "fail", actual, "amdgpu %s is loaded, expected %s" % (actual["version"] or "of unknown version", version)
+    return "pass", actual, "amdgpu is %s" % ("loaded (%s)" % actual["version"] if want_loaded else "not loaded")
+
+
+def check_rocm_version(expected, gpu):
+    if not isinstance(expected, str) or not expected:
+        raise GpuExpectInvalid("rocm_version must be a version or pattern such as '6.4.1*'")
+    rocm = gpu.get("rocm") or {}
+    if not version_matches(rocm.get("version"), expected):
+        return "fail", rocm, "/opt/rocm is %s, expected %s" % (rocm.get("version") or "not installed", expected)
+    return "pass", rocm, "/opt/rocm is %s" % rocm.get("version")
+
+
+CHECKERS = {
+    "count": check_count,
+    "products": check_products,
+    "gfx_targets": check_gfx_targets,
+    "vram_bytes_min": check_vram,
+    "topology": check_topology,
+    "numa_affinity": check_numa_affinity,
+    "driver": check_driver,
+    "rocm_version": check_rocm_version,
+}
+
+
+def evaluate_gpu(gpu_expect, gpu):
+    """Results (the evaluator's result shape, role and task null) for each key of ``gpu_expect``."""
+    results = []
+    unknown = sorted(set(gpu_expect) - set(CHECKERS))
+    if unknown:
+        message = "unknown keys %s (allowed: %s)" % (", ".join(unknown), ", ".join(sorted(CHECKERS)))
+        results.append(_result(INVALID_EXPECT_ID, "gpu_expect", "error", None, None, message))
+    for key in sorted(set(gpu_expect) & set(CHECKERS), key=lambda name: GPU_CHECKS[name][0]):
+        expected = gpu_expect[key]
+        try:
+            status, actual, message = CHECKERS[key](expected, gpu)
+        except GpuExpectInvalid as exc:
+            status, actual, message = "error", None, "%s: gpu_expect.%s: %s" % (GPU_CHECKS[key][0], key, exc)
+        except Exception as exc:  # a malformed fact must cost one check, never the module
+            status, actual, message = "error", None, "%s: %s" % (type(exc).__name__, exc)
+        results.append(_result(GPU_CHECKS[key], "gpu", status, expected, actual, message))
+    return results
+
+
+def _result(check, kind, status, expected, actual, message):
+    check_id, title = check
+    return {
+        "id": check_id,
+        "title": title,
+        "kind": kind,
+        "role": None,
+        "task": None,
+        "severity": None,
+        "status": status,
+        "expected": expected,
+        "actual": actual,
+        "message": message,
+        "diff": "",
+        "action": "",
+    }

@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Gather the ``gpu`` fact from every wanted source: shared by gpu_facts and node_compliance.
+
+``gather(params, get_bin_path, rocm_bin_dirs)`` takes the options as a plain
+dict (``sysfs_root``, ``sources``, ``timeout``, ``rocm_smi_path``,
+``amd_smi_path``, ``rocminfo_path``) and ``get_bin_path(name, required,
+opt_dirs)`` (``AnsibleModule.get_bin_path``), so any module can gather the
+same fact without a second module call.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES, ToolTimeout
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi import collect_rocm_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi import collect_amd_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import collect_rocminfo
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner import make_runner
+
+TOOLS = {
+    "rocm_smi": ("rocm-smi", "rocm_smi_path", collect_rocm_smi),
+    "amd_smi": ("amd-smi", "amd_smi_path", collect_amd_smi),
+    "rocminfo": ("rocminfo", "rocminfo_path", collect_rocminfo),
+}
+DEFAULT_ROCM_BIN_DIRS = ("/opt/rocm/bin",)
+DEFAULT_TIMEOUT = 30
+
+
+def find_tool(get_bin_path, name, explicit, rocm_bin_dirs):
+    if explicit:
+        return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
+    return get_bin_path(name, required=False, opt_dirs=list(rocm_bin_dirs))
+
+
+def read_tool(params, source, warnings, get_bin_path, rocm_bin_dirs):
+    name, option, collect = TOOLS[source]
+    explicit = params.get(option)
+    timeout = params.get("timeout") or DEFAULT_TIMEOUT
+    binary = find_tool(get_bin_path, name, explicit, rocm_bin_dirs)
+    if binary is None:
+        if explicit:
+            warnings.append("%s: %s is not an executable file" % (name, explicit))
+        return "missing", None
+    try:
+        state, report = collect(make_runner(binary, timeout))
+    except ToolTimeout as exc:
+        warnings.append("%s: killed after %ss: %s" % (name, timeout, exc))
+        return "timeout", None
+    except Exception as exc:  # a parser bug must cost one source, never the play
+        warnings.append("%s: could not be read (%s: %s)" % (name, type(exc).__name__, exc))
+        return "failed", None
+    if state != "ok":
+        warnings.extend((report or {}).get("warnings") or [])
+        return "failed", None
+    return "ok", report
+
+
+def read_rocm_install(root):
+    """/opt/rocm/.info/version is what rocm-core installs; the link target is the active version."""
+    link = os.path.join(root, "opt/rocm")
+    if not os.path.isdir(link):
+        return {"version": None, "path": None}
+    version = None
+    try:
+        with open(os.path.join(link, ".info/version")) as handle:
+            version = handle.read().strip() or None
+    except (IOError, OSError):
+        pass
+    path = os.path.realpath(link)
+    if root not in ("", "/"):
+        path = "/" + os.path.relpath(path, os.path.realpath(root))
+    return {"version": version, "path": path}
+
+
+def gather(params, get_bin_path, rocm_bin_dirs=DEFAULT_ROCM_BIN_DIRS):
+    """The merged ``gpu`` fact (schema 1) from the sources in ``params['sources']``."""
+    root = params.get("sysfs_root") or "/"
+    wanted = params.get("sources") or ()
+    states, reports, warnings = {}, {}, []
+    for source in SOURCES:
+        if source not in wanted:
+            states[source] = "skipped"
+        elif source == "sysfs":
+            try:
+                states[source], reports[source] = collect_sysfs(root)
+            except Exception as exc:
+                warnings.append("sysfs: could not be read (%s: %s)" % (type(exc).__name__, exc))
+                states[source] = "failed"
+            if states[source] != "ok" and reports.get(source):
+                warnings.extend(reports.pop(source).get("warnings") or [])
+        else:
+            states[source], reports[source] = read_tool(params, source, warnings, get_bin_path, rocm_bin_dirs)
+    return merge_reports(reports, states, warnings, read_rocm_install(root))

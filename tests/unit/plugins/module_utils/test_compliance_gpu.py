@@ -1,0 +1,61 @@
+"""GPU class checks against gpu facts as gpu_facts returns them (built here as plain dicts)."""
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
+
+
+def fact(count=2, loaded=True, version="6.12.12", rocm="6.4.1-83"):
+    devices = [
+        {
+            "index": index,
+            "product": "AMD Radeon PRO W7900",
+            "gfx_target": "gfx1100",
+            "vram_bytes": 48 * 1024**3,
+            "numa_node": 0,
+        }
+        for index in range(count)
+    ]
+    return {
+        "count": count,
+        "devices": devices,
+        "topology": None,
+        "driver": {"loaded": loaded, "version": version if loaded else None},
+        "rocm": {"version": rocm, "path": "/opt/rocm-6.4.1"},
+        "sources": {"sysfs": "ok"},
+    }
+
+
+def results(gpu_expect, gpu):
+    return {entry["id"]: entry for entry in evaluate_gpu(gpu_expect, gpu)}
+
+
+def test_driver_loaded_with_version_pattern():
+    assert results({"driver": {"loaded": True, "version": "6.12.*"}}, fact())["ROCM-DRV-001"]["status"] == "pass"
+    wrong = results({"driver": {"version": "6.10.5"}}, fact())["ROCM-DRV-001"]
+    assert (wrong["status"], wrong["message"]) == ("fail", "amdgpu 6.12.12 is loaded, expected 6.10.5")
+    unloaded = results({"driver": {"loaded": True}}, fact(loaded=False))["ROCM-DRV-001"]
+    assert unloaded["message"] == "amdgpu is not loaded"
+
+
+def test_rocm_version():
+    assert results({"rocm_version": "6.4.1*"}, fact())["ROCM-PKG-001"]["status"] == "pass"
+    missing = results({"rocm_version": "6.4.1*"}, fact(rocm=None))["ROCM-PKG-001"]
+    assert missing["message"] == "/opt/rocm is not installed, expected 6.4.1*"
+
+
+def test_products_per_gpu_and_vram():
+    checks = results(
+        {"products": ["AMD Radeon PRO W7900", "AMD Radeon RX 7900 XTX"], "vram_bytes_min": 64 * 1024**3}, fact()
+    )
+    assert checks["ROCM-GPU-002"]["message"] == "GPU 1: AMD Radeon PRO W7900, expected AMD Radeon RX 7900 XTX"
+    assert checks["ROCM-GPU-004"]["status"] == "fail"
+    assert checks["ROCM-GPU-004"]["message"].startswith("less than 68719476736 bytes of VRAM: GPU 0: 51539607552 bytes")
+
+
+def test_topology_without_a_source_is_an_error_and_one_gpu_has_no_links():
+    assert results({"topology": {"link_type": "XGMI"}}, fact())["ROCM-TOPO-001"]["status"] == "error"
+    assert results({"topology": {"link_type": "XGMI"}}, fact(count=1))["ROCM-TOPO-001"]["status"] == "pass"
+
+
+def test_result_shape_has_no_role():
+    entry = results({"count": 2}, fact())["ROCM-GPU-001"]
+    assert (entry["kind"], entry["role"], entry["task"], entry["status"]) == ("gpu", None, None, "pass")
