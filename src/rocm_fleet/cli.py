@@ -11,7 +11,10 @@ from rocm_fleet import __version__
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rocm-fleet", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rocm-fleet {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from rocm_fleet.lab.cli import register as register_lab
+
+    register_lab(subparsers)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""The lab: simulated AMD GPU servers (namespaces, overlayfs, sshd on loopback, rendered /sys)."""

@@ -1,0 +1,87 @@
+"""Finding what the lab left running, also after a crash or a kill -9.
+
+A lab process is either a lab program of the controller (supervisor, stage2 or
+the mirror server, recognised by its command line and its lab directory) or a
+process inside a lab host, recognised by its root mount: an overlay whose upper
+layer lies under the lab's state directory. The second test holds after
+pivot_root, when the process's paths no longer mention the state directory.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from rocm_fleet.lab import paths
+from rocm_fleet.lab.mounts import unmount_all_under
+
+LAB_PROGRAMS = (b"rocm_fleet.lab.supervisor", b"rocm_fleet.lab.stage2", b"rocm_fleet.lab.mirror")
+
+
+def _root_is_lab_overlay(pid: int, state: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/mountinfo") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields[4] != "/":
+                    continue
+                separator = fields.index("-")
+                fstype, super_options = fields[separator + 1], fields[separator + 3]
+                return fstype == "overlay" and f"upperdir={state}/" in super_options
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
+
+
+def _is_lab_program(pid: int, state: str) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    if not any(program in cmdline for program in LAB_PROGRAMS):
+        return False
+    # Another lab (another state directory, e.g. a test's) is not ours to kill.
+    return (
+        state.encode() in cmdline
+        or f"ROCM_FLEET_LAB_DIR={state}".encode() in environ.split(b"\0")
+        or (state == paths.DEFAULT_STATE_DIR and b"ROCM_FLEET_LAB_DIR=" not in environ)
+    )
+
+
+def lab_processes(state_dir: Path | None = None) -> list[int]:
+    state = str((state_dir or paths.state_dir()).resolve())
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        pid = int(entry)
+        if _is_lab_program(pid, state) or _root_is_lab_overlay(pid, state):
+            found.append(pid)
+    return found
+
+
+def kill_lab_processes(state_dir: Path | None = None, timeout: float = 5) -> list[int]:
+    """SIGKILL every lab process until none is left; return the ones that would not go."""
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = lab_processes(state_dir)
+        if not remaining or time.monotonic() > deadline:
+            return remaining
+        for pid in remaining:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.1)
+
+
+def remove_lab_mounts(state_dir: Path | None = None) -> list[str]:
+    return unmount_all_under(state_dir or paths.state_dir())

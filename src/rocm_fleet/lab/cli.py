@@ -1,0 +1,128 @@
+"""`rocm-fleet lab ...`: up, down, status, reset and fault injection."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from rocm_fleet.lab import faults, lab, paths
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("lab", help="the lab of simulated GPU servers", description=__doc__)
+    commands = parser.add_subparsers(dest="lab_command", metavar="ACTION", required=True)
+
+    up = commands.add_parser("up", help="make the running lab match inventory/lab (builds the base on first use)")
+    up.add_argument("count", nargs="?", type=int, default=None, help="add this many generated hosts (scale-NN)")
+    up.add_argument("--hosts", type=int, default=0, help="same as COUNT")
+    up.set_defaults(func=_up)
+
+    commands.add_parser("down", help="stop every lab process and remove every lab mount").set_defaults(func=_down)
+    commands.add_parser("reset", help="down, then drop every host's disk").set_defaults(func=_reset)
+    status = commands.add_parser("status", help="each host: state, port, profile, boot_id, pid")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=_status)
+
+    fault = commands.add_parser(
+        "fault",
+        help="inject a fault",
+        description="HOST stop|start|hang-tool TOOL|corrupt-tool TOOL|remove-gpu INDEX|degrade-link I J|"
+        "unload-amdgpu|clear, or: mirror down|up|wrong-key|missing-package:NAME|clear",
+    )
+    fault.add_argument("target", help="a lab host, or 'mirror'")
+    fault.add_argument("fault")
+    fault.add_argument("arguments", nargs="*")
+    fault.set_defaults(func=_fault)
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise SystemExit("rocm-fleet lab: run as root (the lab needs namespaces and mounts)")
+
+
+def _up(args) -> int:
+    _require_root()
+    result = lab.up(extra_hosts=args.count if args.count is not None else args.hosts)
+    for name in result["started"]:
+        print(f"started   {name}")
+    for name in result["already_up"]:
+        print(f"up        {name} (unchanged)")
+    for name in result["stopped"]:
+        print(f"stopped   {name} (not in the inventory)")
+    if result["mirror"]:
+        print(f"mirror    {result['mirror']}")
+    if result["generated_inventory"]:
+        print(f"inventory {result['generated_inventory']} (generated hosts)")
+    print(f"lab up in {result['seconds']} s; state in {paths.state_dir()}")
+    if result["not_ready"]:
+        print(f"NOT REACHABLE: {', '.join(result['not_ready'])} (see hosts/<name>/boot.log)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _down(args) -> int:
+    _require_root()
+    result = lab.down()
+    print(f"lab down: stopped {len(result['stopped'])} host(s)")
+    if result["leftover_processes"] or result["leftover_mounts"]:
+        print(
+            f"LEFT OVER: processes {result['leftover_processes']}, mounts {result['leftover_mounts']}", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+def _reset(args) -> int:
+    _require_root()
+    lab.reset()
+    print(f"lab reset: hosts removed from {paths.state_dir()}")
+    return 0
+
+
+def _status(args) -> int:
+    rows = lab.status()
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<13} {'AMDGPU':<6} {'PID':>7}  BOOT_ID")
+    for row in rows:
+        amdgpu = {True: "loaded", False: "no", None: "-"}[row["amdgpu"]]
+        print(
+            f"{row['host']:<14} {row['state']:<8} {row['port']:>5}  {row['profile']:<13} {amdgpu:<6} "
+            f"{row['pid'] or '-':>7}  {row['boot_id'] or '-'}"
+        )
+    return 0
+
+
+def _fault(args) -> int:
+    _require_root()
+    if args.target == "mirror":
+        from rocm_fleet.lab import mirror
+        from rocm_fleet.lab.mirror.build import MirrorInfo
+
+        mirror.set_mirror_fault(MirrorInfo(paths.state_dir()), None if args.fault == "clear" else args.fault)
+        print(f"mirror: {args.fault}")
+        return 0
+    host = lab.host_by_name(args.target)
+    numbers = [int(value) for value in args.arguments if value.lstrip("-").isdigit()]
+    match args.fault:
+        case "stop":
+            host.stop()
+        case "start":
+            if not lab.start_host(host):
+                raise SystemExit(f"{host.spec.name} did not come back (see its boot.log)")
+        case "hang-tool" | "corrupt-tool":
+            faults.break_tool(host, args.arguments[0], "hang" if args.fault == "hang-tool" else "corrupt")
+        case "remove-gpu":
+            faults.remove_gpu(host, numbers[0])
+        case "degrade-link":
+            faults.degrade_link(host, numbers[0], numbers[1])
+        case "unload-amdgpu":
+            faults.unload_amdgpu(host)
+        case "clear":
+            faults.clear(host)
+        case _:
+            raise SystemExit(f"unknown fault {args.fault!r} (see rocm-fleet lab fault --help)")
+    print(f"{host.spec.name}: {args.fault} {' '.join(args.arguments)}".rstrip())
+    return 0

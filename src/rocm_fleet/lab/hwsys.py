@@ -1,0 +1,174 @@
+"""A lab host's hardware as the kernel shows it: the rendered /sys tree and /dev nodes.
+
+The hardware profile (rocm_fleet.hardware) says what is in the box; the host's
+fault state says what broke; the boot decides whether amdgpu is loaded and with
+which options. This module turns the three into a /sys tree and device nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from rocm_fleet.lab.kernelstate import AMDGPU
+
+# Kernel defaults when the renderer gives no mode: amdkfd's kfd_devnode() asks for 0666,
+# DRM nodes get devtmpfs's 0600.
+KERNEL_NODE_MODES = {"kfd": 0o666}
+DEFAULT_NODE_MODE = 0o600
+BASIC_DEVICES = {  # name: (major, minor, mode)
+    "null": (1, 3, 0o666),
+    "zero": (1, 5, 0o666),
+    "full": (1, 7, 0o666),
+    "random": (1, 8, 0o666),
+    "urandom": (1, 9, 0o666),
+    "tty": (5, 0, 0o666),
+}
+
+
+def load_faulted_profile(profile_name: str, faults: dict):
+    """The profile after the host's injected faults (GPU gone, XGMI link down)."""
+    from rocm_fleet.hardware.profile import load_profile
+
+    profile = load_profile(profile_name)
+    for index in faults.get("removed_gpus", []):
+        profile = profile.without_gpu(index)
+    for first, second in faults.get("degraded_links", []):
+        profile = profile.with_link(first, second, "PCIE")
+    return profile
+
+
+def gpu_count(profile_name: str, faults: dict) -> int:
+    return len(load_faulted_profile(profile_name, faults).gpus)
+
+
+def render_sys(profile_name: str, faults: dict, amdgpu: dict | None, destination: Path) -> list[dict]:
+    """Render /sys into ``destination`` (replacing its content in place); return the GPU device nodes.
+
+    ``amdgpu`` is None when the driver is not loaded, else {"version": str|None, "options": {k: v}}.
+    Content is replaced in place because ``destination`` is bind-mounted into the running host.
+    """
+    try:
+        from rocm_fleet.hardware.render import render_profile
+    except ImportError:  # renderer not installed: a host with an empty /sys still boots
+        render_profile = _render_nothing
+    profile = load_faulted_profile(profile_name, faults).with_driver_loaded(amdgpu is not None)
+    staging = destination.with_name(destination.name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    result = render_profile(profile, staging)
+    nodes = [_normalize_node(node) for node in getattr(result, "device_nodes", result) or []]
+    rendered = staging / "sys"
+    if amdgpu is not None:
+        _write_module(rendered / "module" / AMDGPU, amdgpu)
+    destination.mkdir(parents=True, exist_ok=True)
+    for child in list(destination.iterdir()):
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    for child in list(rendered.iterdir()):
+        child.rename(destination / child.name)
+    shutil.rmtree(staging, ignore_errors=True)
+    return nodes
+
+
+def _render_nothing(_profile, root: Path) -> list:
+    for directory in ("bus/pci/devices", "class/drm", "module", "devices"):
+        (root / "sys" / directory).mkdir(parents=True, exist_ok=True)
+    return []
+
+
+def _write_module(module_dir: Path, amdgpu: dict) -> None:
+    parameters = module_dir / "parameters"
+    parameters.mkdir(parents=True, exist_ok=True)
+    for key, value in amdgpu.get("options", {}).items():
+        (parameters / key).write_text(f"{value}\n")
+    (module_dir / "initstate").write_text("live\n")
+    (module_dir / "refcnt").write_text("0\n")
+    (module_dir / "holders").mkdir(exist_ok=True)
+    version_file = module_dir / "version"
+    if amdgpu.get("version"):
+        version_file.write_text(f"{amdgpu['version']}\n")
+    elif version_file.exists():
+        # The in-tree driver has no version file; only an out-of-tree (DKMS) build sets one.
+        version_file.unlink()
+
+
+def _normalize_node(node) -> dict:
+    """Accept the renderer's node records as mappings or objects with the same field names."""
+    if not isinstance(node, dict):
+        node = {key: getattr(node, key) for key in dir(node) if not key.startswith("_")}
+    path = str(node["path"]).removeprefix("/dev/").lstrip("/")
+    return {
+        "path": path,
+        "major": int(node["major"]),
+        "minor": int(node["minor"]),
+        "mode": node.get("mode"),
+        "group": node.get("group"),
+    }
+
+
+def group_ids(root: Path) -> dict[str, int]:
+    """Group name -> gid from the host's own /etc/group (render and video differ between images)."""
+    ids = {}
+    for line in (root / "etc" / "group").read_text().splitlines():
+        fields = line.split(":")
+        if len(fields) >= 3 and fields[2].isdigit():
+            ids[fields[0]] = int(fields[2])
+    return ids
+
+
+def populate_dev(dev: Path, gpu_nodes: list[dict], groups: dict[str, int]) -> None:
+    """Create /dev for a boot: the basic character devices, devpts/shm mount points and the GPU nodes."""
+    dev.mkdir(parents=True, exist_ok=True)
+    for name, (major, minor, mode) in BASIC_DEVICES.items():
+        _mknod(dev / name, major, minor, mode)
+    for directory in ("pts", "shm"):
+        (dev / directory).mkdir(exist_ok=True)
+    for link, target in (
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
+        if not (dev / link).is_symlink():
+            (dev / link).symlink_to(target)
+    sync_gpu_nodes(dev, gpu_nodes, groups)
+
+
+def sync_gpu_nodes(dev: Path, gpu_nodes: list[dict], groups: dict[str, int]) -> None:
+    """Make /dev/kfd and /dev/dri/* exactly the renderer's list (a vanished GPU loses its nodes)."""
+    wanted = {node["path"]: node for node in gpu_nodes}
+    existing = [dev / "kfd"] + (sorted((dev / "dri").iterdir()) if (dev / "dri").is_dir() else [])
+    for path in existing:
+        relative = str(path.relative_to(dev))
+        if (path.exists() or path.is_symlink()) and relative not in wanted and not path.is_dir():
+            path.unlink()
+    for relative, node in wanted.items():
+        name = Path(relative).name
+        mode = node["mode"] if node["mode"] is not None else KERNEL_NODE_MODES.get(name, DEFAULT_NODE_MODE)
+        path = dev / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and stat.S_ISCHR(path.stat().st_mode):
+            current = path.stat()
+            if os.major(current.st_rdev) == node["major"] and os.minor(current.st_rdev) == node["minor"]:
+                continue  # keep ownership and mode a udev rule or a role gave it
+            path.unlink()
+        _mknod(path, node["major"], node["minor"], mode)
+        os.chown(path, 0, groups.get(node["group"] or "root", 0))
+
+
+def _mknod(path: Path, major: int, minor: int, mode: int) -> None:
+    if path.exists():
+        return
+    os.mknod(path, stat.S_IFCHR | mode, os.makedev(major, minor))
+    os.chmod(path, mode)  # mknod applies the umask
+
+
+def read_json(path: Path, default):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return default

@@ -1,0 +1,183 @@
+"""Kernel-facing state of a lab host, derived at each boot from the host's own files.
+
+A real kernel takes its command line from the bootloader, its module options from
+/etc/modprobe.d and its sysctl values from /proc/sys. The lab reproduces these
+from the host's root so roles run unchanged, and never touches the real kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import uuid
+from pathlib import Path
+
+AMDGPU = "amdgpu"
+# What `lsmod` shows on a GPU-less Debian 12 server: a plausible, stable baseline.
+BASE_MODULES = ("overlay", "nls_ascii", "ext4", "crc16", "mbcache", "jbd2", "nvme", "nvme_core")
+PER_INTERFACE_KEPT = ("all", "default", "lo")
+AMDGPU_DEPENDENCIES = ("amdxcp", "drm_buddy", "gpu_sched", "drm_ttm_helper", "ttm", "drm_display_helper")
+
+
+def snapshot_proc_sys(destination: Path, source: Path = Path("/proc/sys")) -> None:
+    """Copy every readable /proc/sys entry (value and mode) into ``destination``.
+
+    Write-only entries (vm/drop_caches) become empty files with their mode, so a
+    write to them lands somewhere harmless too.
+    """
+    building = destination.with_name(destination.name + ".build")
+    shutil.rmtree(building, ignore_errors=True)
+    for directory, subdirs, files in os.walk(source):
+        relative = Path(directory).relative_to(source)
+        if relative.parts[:1] == ("net",) and relative.name in ("conf", "neigh"):
+            # The machine's own interfaces mean nothing inside a host; keep the generic entries.
+            subdirs[:] = [name for name in subdirs if name in PER_INTERFACE_KEPT]
+        (building / relative).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            entry = Path(directory) / name
+            try:
+                mode = entry.stat().st_mode & 0o777
+                value = entry.read_bytes() if mode & 0o444 else b""
+            except OSError:
+                continue
+            target = building / relative / name
+            target.write_bytes(value)
+            target.chmod(mode | 0o200)
+    shutil.rmtree(destination, ignore_errors=True)
+    building.rename(destination)
+
+
+def fresh_proc_sys(snapshot: Path, destination: Path, hostname: str) -> str:
+    """Start a boot's /proc/sys from the snapshot; return the new boot_id."""
+    shutil.rmtree(destination, ignore_errors=True)
+    shutil.copytree(snapshot, destination)
+    boot_id = str(uuid.uuid4())
+    (destination / "kernel" / "random").mkdir(parents=True, exist_ok=True)
+    (destination / "kernel" / "random" / "boot_id").write_text(boot_id + "\n")
+    (destination / "kernel" / "hostname").write_text(hostname + "\n")
+    return boot_id
+
+
+def kernel_cmdline(root: Path) -> str:
+    """/proc/cmdline as GRUB would pass it: the first menu entry's linux line of grub.cfg.
+
+    Only grub.cfg counts: an /etc/default/grub edit without update-grub has no effect.
+    """
+    grub_cfg = root / "boot" / "grub" / "grub.cfg"
+    release = os.uname().release
+    fallback = f"BOOT_IMAGE=/boot/vmlinuz-{release} ro quiet"
+    if not grub_cfg.exists():
+        return fallback
+    for line in grub_cfg.read_text(errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "linux":
+            return " ".join([f"BOOT_IMAGE={fields[1]}", *fields[2:]])
+    return fallback
+
+
+def cmdline_parameters(cmdline: str) -> dict[str, str]:
+    parameters = {}
+    for word in cmdline.split():
+        key, _, value = word.partition("=")
+        parameters[key] = value
+    return parameters
+
+
+def modprobe_config(root: Path) -> dict:
+    """blacklist/install/options of /etc/modprobe.d, /run/modprobe.d and /usr/lib/modprobe.d (kmod's order)."""
+    chosen: dict[str, Path] = {}
+    for directory in ("usr/lib/modprobe.d", "run/modprobe.d", "etc/modprobe.d"):
+        for path in sorted((root / directory).glob("*.conf")):
+            chosen[path.name] = path  # a later directory overrides a file of the same name
+    config = {"blacklist": set(), "install": {}, "options": {}}
+    for name in sorted(chosen):
+        text = chosen[name].read_text(errors="replace").replace("\\\n", " ")
+        for line in text.splitlines():
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                continue
+            if len(words) >= 2 and words[0] == "blacklist":
+                config["blacklist"].add(words[1].replace("-", "_"))
+            elif len(words) >= 3 and words[0] == "install":
+                config["install"][words[1].replace("-", "_")] = " ".join(words[2:])
+            elif len(words) >= 3 and words[0] == "options":
+                options = config["options"].setdefault(words[1].replace("-", "_"), {})
+                for option in words[2:]:
+                    key, _, value = option.partition("=")
+                    options[key] = value
+    return config
+
+
+def install_refuses(config: dict, module: str) -> bool:
+    """`install amdgpu /bin/false` (or true): the usual way to forbid loading a module at all."""
+    command = config["install"].get(module, "")
+    return bool(re.match(r"^(/usr)?/bin/(false|true)\b", command))
+
+
+def modules_load_list(root: Path) -> list[str]:
+    names = []
+    sources = [root / "etc" / "modules"] + sorted((root / "etc" / "modules-load.d").glob("*.conf"))
+    for path in sources:
+        if path.is_file():
+            for line in path.read_text(errors="replace").splitlines():
+                word = line.split("#", 1)[0].strip()
+                if word and not word.startswith(";"):
+                    names.append(word.replace("-", "_"))
+    return names
+
+
+def dkms_amdgpu_version(root: Path) -> str | None:
+    """The amdgpu version a DKMS build left for the running kernel, None for the in-tree driver.
+
+    Contract with the lab mirror's amdgpu-dkms package: it leaves
+    /var/lib/dkms/amdgpu/<ver>/<kernel>/x86_64/module/amdgpu.ko and
+    /lib/modules/<kernel>/updates/dkms/amdgpu.ko.
+    """
+    release = os.uname().release
+    if not any((root / "usr/lib/modules" / release / "updates/dkms").glob("amdgpu.ko*")):
+        return None
+    versions = sorted(
+        (built.parents[3].name for built in (root / "var/lib/dkms/amdgpu").glob(f"*/{release}/*/module/amdgpu.ko*")),
+        key=lambda version: [int(part) if part.isdigit() else part for part in re.split(r"[.-]", version)],
+    )
+    return versions[-1] if versions else None
+
+
+def amdgpu_loads_at_boot(root: Path, cmdline: str, has_gpu: bool, forced_unloaded: bool) -> bool:
+    """Whether udev would load amdgpu for the host's GPUs at this boot."""
+    if not has_gpu or forced_unloaded:
+        return False
+    parameters = cmdline_parameters(cmdline)
+    blacklisted_on_cmdline = AMDGPU in parameters.get("modprobe.blacklist", "").split(",")
+    if blacklisted_on_cmdline or parameters.get("amdgpu.modeset") == "0":
+        return False
+    config = modprobe_config(root)
+    if install_refuses(config, AMDGPU):
+        return False
+    # A blacklist stops loading by alias (udev), not an explicit modules-load.d entry.
+    return AMDGPU not in config["blacklist"] or AMDGPU in modules_load_list(root)
+
+
+def proc_modules_text(loaded: list[str]) -> str:
+    """/proc/modules lines: name size refcount holders state address."""
+    holders = {dependency: AMDGPU for dependency in AMDGPU_DEPENDENCIES} if AMDGPU in loaded else {}
+    lines = []
+    for index, name in enumerate(loaded):
+        user = holders.get(name)
+        used_by = f"1 {user}," if user else "0 -"
+        lines.append(f"{name} {65536 + 4096 * index} {used_by} Live 0x0000000000000000")
+    return "\n".join(lines) + "\n"
+
+
+def boot_modules(root: Path, amdgpu_loaded: bool) -> list[str]:
+    modules = list(BASE_MODULES)
+    if amdgpu_loaded:
+        modules += [*AMDGPU_DEPENDENCIES, AMDGPU]
+    config = modprobe_config(root)
+    for name in modules_load_list(root):
+        if name != AMDGPU and name not in modules and not install_refuses(config, name):
+            modules.append(name)
+    return modules

@@ -1,0 +1,81 @@
+"""The lab layer: a small overlay layer above the base with the lab's stand-ins.
+
+The stand-ins replace what must not touch the machine's kernel or what has no
+meaning without a bootloader (shutdown, reboot, update-grub, modprobe). The layer
+is named by a hash of its content, so a changed stand-in gives a new layer that
+hosts pick up at their next mount, and a running host's layer never changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from rocm_fleet.lab import paths
+
+# guest file -> where it lands inside the host, and its mode.
+LAYER_FILES = {
+    "init": ("usr/local/lib/rocm-fleet-lab/init", 0o755),
+    "shutdown": ("usr/sbin/shutdown", 0o755),
+    "grub-mkconfig": ("usr/sbin/grub-mkconfig", 0o755),
+    "default-grub": ("etc/default/grub", 0o644),
+    # PATH puts /usr/local/sbin first for root and in sudo's secure_path.
+    "modprobe": ("usr/local/sbin/modprobe", 0o755),
+    # /usr/local/bin: the login user's PATH has no sbin, and kmod ships /bin/lsmod too.
+    "lsmod": ("usr/local/bin/lsmod", 0o755),
+}
+LINKS = {
+    "usr/sbin/reboot": "shutdown",
+    "usr/sbin/poweroff": "shutdown",
+    "usr/sbin/halt": "shutdown",
+    "usr/sbin/update-grub": "grub-mkconfig",
+    "usr/local/sbin/rmmod": "modprobe-r",
+}
+
+
+def _kernel_release() -> str:
+    return os.uname().release
+
+
+def layer_hash() -> str:
+    # This file's own text counts too: it decides where the files land.
+    digest = hashlib.sha256(_kernel_release().encode() + Path(__file__).read_bytes())
+    for name in sorted(LAYER_FILES):
+        digest.update(name.encode() + b"\0" + (paths.GUEST_FILES / name).read_bytes())
+    for link, target in sorted(LINKS.items()):
+        digest.update(f"{link}->{target}".encode())
+    return digest.hexdigest()[:16]
+
+
+def ensure_layer() -> Path:
+    target = paths.state_dir() / "layers" / layer_hash()
+    if (target / ".rocm-fleet-layer").exists():
+        return target
+    building = target.with_name(target.name + ".build")
+    shutil.rmtree(building, ignore_errors=True)
+    for name, (destination, mode) in LAYER_FILES.items():
+        path = building / destination
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(paths.GUEST_FILES / name, path)
+        path.chmod(mode)
+    for link, target_name in LINKS.items():
+        path = building / link
+        if target_name == "modprobe-r":
+            # rmmod NAME == modprobe -r NAME for the lab's purposes.
+            path.write_text('#!/bin/sh\nexec /usr/local/sbin/modprobe -r "$@"\n')
+            path.chmod(0o755)
+        else:
+            path.symlink_to(target_name)
+    # grub-common ships it; roles drop their kernel parameters there.
+    (building / "etc" / "default" / "grub.d").mkdir(parents=True)
+    # community.general.modprobe reads modules.builtin of the running kernel.
+    # usr/lib, not lib: lib is a symlink in the merged-/usr base and a directory here would hide it.
+    modules = building / "usr" / "lib" / "modules" / _kernel_release()
+    modules.mkdir(parents=True)
+    for index in ("modules.builtin", "modules.order", "modules.dep"):
+        (modules / index).touch()
+    (building / ".rocm-fleet-layer").touch()
+    building.rename(target)
+    return target

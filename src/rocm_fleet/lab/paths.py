@@ -1,0 +1,31 @@
+"""Where the lab keeps its state and its caches (both overridable for tests and CI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_STATE_DIR = "/var/lib/rocm-fleet/lab"
+DEFAULT_CACHE_DIR = "/var/cache/rocm-fleet"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+GUEST_FILES = Path(__file__).resolve().parent / "guest"
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("ROCM_FLEET_LAB_DIR") or DEFAULT_STATE_DIR)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ROCM_FLEET_CACHE") or DEFAULT_CACHE_DIR)
+
+
+def inventory_dir() -> Path:
+    return Path(os.environ.get("ROCM_FLEET_LAB_INVENTORY") or REPO_ROOT / "inventory" / "lab")
+
+
+def host_dir(name: str) -> Path:
+    return state_dir() / "hosts" / name
+
+
+def ssh_dir() -> Path:
+    return state_dir() / "ssh"

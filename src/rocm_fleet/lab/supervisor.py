@@ -1,0 +1,249 @@
+"""The per-host supervisor: boots a lab host, watches it, reboots it on request.
+
+One supervisor runs per host, detached (own session), as
+``python -m rocm_fleet.lab.supervisor NAME``. Each boot derives the host's kernel
+state from its files (kernelstate), renders its hardware (hwsys) and starts a
+fresh set of namespaces whose pid 1 is the guest init. Ending a boot kills that
+pid 1, and the kernel takes every process of the host with it.
+
+Requests arrive as files in the host's control directory, which the host sees as
+/run/rocm-fleet-lab: ``request`` (shutdown/reboot, from the guest's shutdown) and
+``requests/*.json`` (modprobe from the guest, rerender from the lab's faults).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from rocm_fleet.lab import hwsys, kernelstate, paths
+
+PR_SET_PDEATHSIG = 1
+POLL_SECONDS = 0.2
+# The shutdown command must get its answer back over SSH before the host goes down.
+SHUTDOWN_GRACE_SECONDS = 1.0
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def write_json(path: Path, data: dict) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1, sort_keys=True))
+    temporary.rename(path)
+
+
+class Supervisor:
+    def __init__(self, name: str):
+        self.name = name
+        self.dir = paths.host_dir(name)
+        self.root = self.dir / "root"
+        self.run_dir = self.dir / "run"
+        self.control = self.dir / "control"
+        self.config = json.loads((self.dir / "host.json").read_text())
+        self.stopping = False
+        self.child: subprocess.Popen | None = None
+        self.modules: list[str] = []
+        self.amdgpu: dict | None = None
+        self.status: dict = {}
+
+    # -- boot ---------------------------------------------------------------
+    def boot(self) -> None:
+        faults = hwsys.read_json(self.dir / "faults.json", {})
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.run_dir.mkdir(parents=True)
+        shutil.rmtree(self.control, ignore_errors=True)
+        for inbox in ("requests", "replies"):
+            (self.control / inbox).mkdir(parents=True)
+        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", self.run_dir / "proc-sys", self.name)
+        cmdline = kernelstate.kernel_cmdline(self.root)
+        (self.run_dir / "cmdline").write_text(cmdline + "\n")
+        has_gpu = hwsys.gpu_count(self.config["profile"], faults) > 0
+        loaded = kernelstate.amdgpu_loads_at_boot(self.root, cmdline, has_gpu, faults.get("amdgpu_unloaded", False))
+        self.amdgpu = self._amdgpu_state(cmdline) if loaded else None
+        self.modules = kernelstate.boot_modules(self.root, loaded)
+        self._write_modules()
+        nodes = self._render()
+        hwsys.populate_dev(self.run_dir / "dev", nodes, hwsys.group_ids(self.root))
+        namespaces = ["unshare", "--mount", "--uts", "--ipc", "--pid", "--fork", "--propagation", "private"]
+        stage2 = [sys.executable, "-m", "rocm_fleet.lab.stage2", str(self.dir), self.name]
+        with open(self.dir / "boot.log", "ab") as log:
+            self.child = subprocess.Popen(
+                namespaces + stage2,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                preexec_fn=_die_with_parent,
+                close_fds=True,
+            )
+        self.status = {
+            "state": "running",
+            "boot_id": boot_id,
+            "booted_at": time.time(),
+            "cmdline": cmdline,
+            "amdgpu_loaded": loaded,
+            "supervisor_pid": os.getpid(),
+            "unshare_pid": self.child.pid,
+            "port": self.config["port"],
+            "profile": self.config["profile"],
+        }
+        write_json(self.dir / "status.json", self.status)
+
+    def _amdgpu_state(self, cmdline: str, extra_options: list[str] = ()) -> dict:
+        options = dict(kernelstate.modprobe_config(self.root)["options"].get(kernelstate.AMDGPU, {}))
+        for key, value in kernelstate.cmdline_parameters(cmdline).items():
+            if key.startswith("amdgpu."):
+                options[key.removeprefix("amdgpu.")] = value
+        for option in extra_options:
+            key, _, value = option.partition("=")
+            options[key] = value
+        return {"version": kernelstate.dkms_amdgpu_version(self.root), "options": options}
+
+    def _render(self) -> list[dict]:
+        faults = hwsys.read_json(self.dir / "faults.json", {})
+        return hwsys.render_sys(self.config["profile"], faults, self.amdgpu, self.run_dir / "sys")
+
+    def _write_modules(self) -> None:
+        # Written in place: the file is bind-mounted as the host's /proc/modules. The copy in the
+        # control directory serves lsmod on kernels that have no /proc/modules to cover.
+        text = kernelstate.proc_modules_text(self.modules)
+        for path in (self.run_dir / "modules", self.control / "modules"):
+            with open(path, "w") as handle:
+                handle.write(text)
+
+    # -- running ------------------------------------------------------------
+    def watch(self) -> str:
+        """Serve requests until this boot ends; return why: reboot, poweroff, stop or crashed."""
+        while not self.stopping:
+            if self.child.poll() is not None:
+                return "crashed"
+            shutdown = self._due_shutdown()
+            if shutdown:
+                return shutdown
+            for request_path in sorted((self.control / "requests").glob("*.json")):
+                self._serve(request_path)
+            time.sleep(POLL_SECONDS)
+        return "stop"
+
+    def _due_shutdown(self) -> str | None:
+        request = hwsys.read_json(self.control / "request", None)
+        if not request or request.get("at", 0) > time.time():
+            return None
+        time.sleep(SHUTDOWN_GRACE_SECONDS)
+        return "reboot" if request.get("action") == "reboot" else "poweroff"
+
+    def _serve(self, request_path: Path) -> None:
+        request = hwsys.read_json(request_path, {})
+        request_path.unlink(missing_ok=True)
+        try:
+            reply = self._handle(request)
+        except Exception:  # a broken request must not take the host down
+            reply = {"rc": 1, "stderr": traceback.format_exc()}
+        write_json(self.control / "replies" / request_path.name, reply)
+
+    def _handle(self, request: dict) -> dict:
+        action, module = request.get("action"), request.get("module", "")
+        if action == "rerender":
+            if request.get("boot_default_amdgpu"):
+                faults = hwsys.read_json(self.dir / "faults.json", {})
+                wanted = kernelstate.amdgpu_loads_at_boot(
+                    self.root,
+                    self.status["cmdline"],
+                    hwsys.gpu_count(self.config["profile"], faults) > 0,
+                    faults.get("amdgpu_unloaded", False),
+                )
+                self._set_amdgpu(wanted, [])
+            hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), hwsys.group_ids(self.root))
+            return {"rc": 0}
+        if action == "load":
+            return self._load(module, request.get("options", []), request.get("dry_run"), request.get("first_time"))
+        if action == "unload":
+            if module in self.modules and not request.get("dry_run"):
+                if module == kernelstate.AMDGPU:
+                    self._set_amdgpu(False, [])
+                else:
+                    self.modules.remove(module)
+                    self._write_modules()
+            return {"rc": 0}
+        return {"rc": 1, "stderr": f"lab supervisor: unknown request {action!r}\n"}
+
+    def _load(self, module: str, options: list[str], dry_run: bool, first_time: bool) -> dict:
+        if module in self.modules:
+            if first_time:
+                return {"rc": 1, "stderr": f"modprobe: ERROR: could not insert '{module}': Module already in kernel\n"}
+            return {"rc": 0}
+        config = kernelstate.modprobe_config(self.root)
+        if kernelstate.install_refuses(config, module):
+            command = config["install"][module]
+            return {
+                "rc": 1,
+                "stderr": f"modprobe: ERROR: Error running install command '{command}' for module {module}\n",
+            }
+        if not dry_run:
+            if module == kernelstate.AMDGPU:
+                self._set_amdgpu(True, options)
+            else:
+                self.modules.append(module)
+                self._write_modules()
+        return {"rc": 0}
+
+    def _set_amdgpu(self, loaded: bool, options: list[str]) -> None:
+        self.amdgpu = self._amdgpu_state(self.status["cmdline"], options) if loaded else None
+        base = [name for name in self.modules if name not in (kernelstate.AMDGPU, *kernelstate.AMDGPU_DEPENDENCIES)]
+        self.modules = base + ([*kernelstate.AMDGPU_DEPENDENCIES, kernelstate.AMDGPU] if loaded else [])
+        self._write_modules()
+        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), hwsys.group_ids(self.root))
+        self.status["amdgpu_loaded"] = loaded
+        write_json(self.dir / "status.json", self.status)
+
+    # -- ending a boot ------------------------------------------------------
+    def halt(self) -> None:
+        """Kill the host's pid 1 (the kernel then kills the rest of its pid namespace)."""
+        if self.child is None or self.child.poll() is not None:
+            return
+        children = Path(f"/proc/{self.child.pid}/task/{self.child.pid}/children")
+        try:
+            for pid in children.read_text().split():
+                os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            self.child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.child.kill()
+            self.child.wait()
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._on_term)
+        signal.signal(signal.SIGINT, self._on_term)
+        (self.dir / "supervisor.pid").write_text(f"{os.getpid()}\n")
+        try:
+            while not self.stopping:
+                self.boot()
+                outcome = self.watch()
+                self.halt()
+                if outcome in ("poweroff", "stop"):
+                    break
+                if outcome == "crashed":
+                    time.sleep(1)  # an init that keeps dying must not spin
+        finally:
+            self.halt()
+            write_json(self.dir / "status.json", {**self.status, "state": "off", "stopped_at": time.time()})
+            (self.dir / "supervisor.pid").unlink(missing_ok=True)
+        return 0
+
+    def _on_term(self, *_args) -> None:
+        self.stopping = True
+
+
+if __name__ == "__main__":
+    sys.exit(Supervisor(sys.argv[1]).run())

@@ -1,0 +1,44 @@
+"""The lab for the lab's own tests: brought up once per session, taken down at the end."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from lab_helpers import LabShell, lab_available, rocm_fleet
+
+DEBIAN_ROCM_SMI_DEBS = ("librocm-smi64-1", "rocm-smi")
+
+
+@pytest.fixture(scope="session")
+def lab():
+    reason = lab_available()
+    if reason:
+        pytest.skip(reason)
+    from rocm_fleet.lab import paths
+
+    up = rocm_fleet("lab", "up", check=False)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        yield LabShell(paths.state_dir())
+    finally:
+        down = rocm_fleet("lab", "down", check=False)
+        assert down.returncode == 0, down.stdout + down.stderr
+
+
+@pytest.fixture(scope="session")
+def rocm_smi_debs(tmp_path_factory) -> list[Path]:
+    """Debian's own rocm-smi packages (the base image has none; the roles install it from the mirror)."""
+    cached = [
+        next(iter(sorted(Path("/var/cache/apt/archives").glob(f"{name}_*.deb"))), None) for name in DEBIAN_ROCM_SMI_DEBS
+    ]
+    if all(cached):
+        return cached
+    download = tmp_path_factory.mktemp("debs")
+    result = subprocess.run(
+        ["apt-get", "download", *DEBIAN_ROCM_SMI_DEBS], cwd=download, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot get Debian's rocm-smi packages: {result.stderr.strip()}")
+    return sorted(download.glob("*.deb"))
