@@ -44,8 +44,10 @@ def _is_lab_program(pid: int, state: str) -> bool:
     if not any(program in cmdline for program in LAB_PROGRAMS):
         return False
     # Another lab (another state directory, e.g. a test's) is not ours to kill.
+    # Whole paths only: /var/lib/rocm-fleet/lab must not match .../lab-molecule.
+    arguments = cmdline.split(b"\0")
     return (
-        state.encode() in cmdline
+        any(arg == state.encode() or arg.startswith(state.encode() + b"/") for arg in arguments)
         or f"ROCM_FLEET_LAB_DIR={state}".encode() in environ.split(b"\0")
         or (state == paths.DEFAULT_STATE_DIR and b"ROCM_FLEET_LAB_DIR=" not in environ)
     )
