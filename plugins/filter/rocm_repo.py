@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the repo role: AMD's repository layout and the signing key's fingerprints.
+
+* rocm_repo_dir: the directory AMD gives a ROCm release (x.y.0 is x.y).
+* rocm_repo_urls: one repository URL per release, from a per-series layout table.
+* openpgp_fingerprints: primary-key fingerprints of a key, computed on the
+  controller so the pinned-fingerprint check needs no gpg on the host and
+  gives the same answer in check mode.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import (
+    OpenPgpError,
+    keyring_fingerprints,
+)
+
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def _release_key(version):
+    match = _RELEASE.match(str(version).strip())
+    if not match:
+        raise AnsibleFilterError("not a ROCm release (x.y.z): %r" % (version,))
+    return tuple(int(part) for part in match.groups())
+
+
+def _since_key(since):
+    parts = [int(part) for part in str(since).split(".")]
+    return tuple((parts + [0, 0, 0])[:3])
+
+
+def rocm_repo_dir(version):
+    """AMD names the directory of an x.y.0 release x.y: '6.4.0' -> '6.4', '6.4.1' -> '6.4.1'."""
+    major, minor, patch = _release_key(version)
+    return "%d.%d" % (major, minor) if patch == 0 else "%d.%d.%d" % (major, minor, patch)
+
+
+def rocm_repo_base(version, base_urls):
+    """The URL of the newest ``base_urls`` entry ({since, url}) whose 'since' is not above ``version``."""
+    release = _release_key(version)
+    eligible = [entry for entry in base_urls or [] if _since_key(entry["since"]) <= release]
+    if not eligible:
+        raise AnsibleFilterError("no repository layout covers ROCm %s" % version)
+    return max(eligible, key=lambda entry: _since_key(entry["since"]))["url"].rstrip("/")
+
+
+def rocm_repo_urls(versions, base_urls, override=""):
+    """One repository URL per release: <base>/<dir>, the base from ``override`` when it is set."""
+    urls = []
+    for version in versions or []:
+        base = str(override).rstrip("/") if override else rocm_repo_base(version, base_urls)
+        urls.append("%s/%s" % (base, rocm_repo_dir(version)))
+    return urls
+
+
+def openpgp_fingerprints(text):
+    """Upper-case hex fingerprints of every primary key in the (usually ASCII-armored) key ``text``."""
+    data = text if isinstance(text, bytes) else str(text or "").encode("utf-8", "surrogateescape")
+    try:
+        return keyring_fingerprints(data)
+    except (OpenPgpError, ValueError) as error:
+        raise AnsibleFilterError("the signing key is not a usable OpenPGP key: %s" % error) from error
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            "rocm_repo_dir": rocm_repo_dir,
+            "rocm_repo_urls": rocm_repo_urls,
+            "openpgp_fingerprints": openpgp_fingerprints,
+        }

@@ -1,0 +1,130 @@
+"""The environment role's profile, systemd drop-in and checks, rendered from its own templates."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import evaluate, find_task, load_yaml, render, render_template
+
+VARIABLES = load_yaml("environment/vars/main.yml")["__environment_variables"]
+
+
+def exported(overrides: dict, arch: str = "", extra: dict | None = None, rocm_path: str = "/opt/rocm") -> dict:
+    return render(
+        VARIABLES,
+        environment_hsa_overrides=overrides,
+        environment_pytorch_rocm_arch=arch,
+        environment_variables=extra or {},
+        environment_rocm_path=rocm_path,
+    )
+
+
+def profile(tmp_path, **kwargs) -> str:
+    path = tmp_path / "rocm.sh"
+    text = render_template(
+        "environment/templates/rocm.sh.j2",
+        environment_rocm_path=kwargs.pop("rocm_path", "/opt/rocm"),
+        __environment_variables=exported(**kwargs),
+    )
+    path.write_text(text)
+    return str(path)
+
+
+def login_shell(script: str, *names: str) -> list[str]:
+    # Sourcing twice, as nested login shells do, must not grow PATH.
+    printed = " ".join(f'"${name}"' for name in names)
+    command = f'PATH=/usr/bin:/bin; . {script}; . {script}; printf "%s\\n" {printed}'
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def test_rx6700xt_gets_the_gfx1030_override(tmp_path):
+    script = profile(tmp_path, overrides={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, arch="gfx1030")
+    assert login_shell(script, "ROCM_PATH", "PATH", "HSA_OVERRIDE_GFX_VERSION", "PYTORCH_ROCM_ARCH") == [
+        "/opt/rocm",
+        "/usr/bin:/bin:/opt/rocm/bin",
+        "10.3.0",
+        "gfx1030",
+    ]
+
+
+def test_supported_targets_get_no_override(tmp_path):
+    script = profile(tmp_path, overrides={}, arch="gfx942")
+    with open(script) as handle:
+        text = handle.read()
+    assert "HSA_OVERRIDE" not in text
+    assert "LD_LIBRARY_PATH" not in text
+    assert login_shell(script, "PYTORCH_ROCM_ARCH") == ["gfx942"]
+
+
+def test_mixed_hosts_get_per_device_overrides(tmp_path):
+    overrides = {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}
+    script = profile(tmp_path, overrides=overrides, arch="gfx1030;gfx1100")
+    assert login_shell(script, "HSA_OVERRIDE_GFX_VERSION_2", "PYTORCH_ROCM_ARCH") == ["10.3.0", "gfx1030;gfx1100"]
+
+
+def test_a_host_without_gpus_gets_only_rocm_path(tmp_path):
+    assert exported(overrides={}) == {}
+    assert login_shell(profile(tmp_path, overrides={}), "ROCM_PATH") == ["/opt/rocm"]
+
+
+def test_systemd_dropin_quotes_each_assignment():
+    text = render_template(
+        "environment/templates/systemd-rocm.conf.j2",
+        environment_rocm_path="/opt/rocm",
+        __environment_variables={"HSA_OVERRIDE_GFX_VERSION": "10.3.0", "PYTORCH_ROCM_ARCH": "gfx1030"},
+    )
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert lines == [
+        "[Manager]",
+        'DefaultEnvironment="ROCM_PATH=/opt/rocm" "HSA_OVERRIDE_GFX_VERSION=10.3.0" "PYTORCH_ROCM_ARCH=gfx1030"',
+    ]
+
+
+def test_linker_paths_follow_rocm_path():
+    defaults = load_yaml("environment/defaults/main.yml")
+    dirs = defaults["environment_ld_library_dirs"]
+    assert render(dirs, environment_rocm_path="/opt/rocm") == ["/opt/rocm/lib", "/opt/rocm/lib64"]
+    assert render(dirs, environment_rocm_path="/usr") == []
+
+
+@pytest.mark.parametrize(("source", "path"), [("amd", "/opt/rocm"), ("mirror", "/opt/rocm"), ("distro", "/usr")])
+def test_rocm_path_follows_the_source(source, path):
+    default = load_yaml("environment/defaults/main.yml")["environment_rocm_path"]
+    assert render(default, repo_source=source) == path
+
+
+def test_modulefile_starts_with_the_magic_cookie():
+    text = render_template("environment/templates/modulefile.j2", item="6.3.3")
+    assert text.startswith("#%Module")
+    assert "setenv ROCM_PATH /opt/rocm-6.3.3" in text
+    assert "prepend-path PATH /opt/rocm-6.3.3/bin" in text
+
+
+@pytest.mark.parametrize(
+    ("overrides", "extra", "valid"),
+    [
+        ({"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, {}, True),
+        ({"HSA_OVERRIDE_GFX_VERSION_3": "11.0.0"}, {"HIP_FORCE_DEV_KERNARG": "1"}, True),
+        ({"HSA_OVERRIDE_GFX_VERSION": ""}, {}, False),
+        ({"HSA_OVERRIDE_GFX_VERSION": "gfx1030"}, {}, False),
+        ({"HSA_OVERRIDE": "10.3.0"}, {}, False),
+        ({}, {"LD_LIBRARY_PATH": "/opt/rocm/lib"}, False),
+        ({}, {"PATH": "/opt/rocm/bin"}, False),
+        ({}, {"BAD NAME": "1"}, False),
+    ],
+)
+def test_variable_checks(overrides, extra, valid):
+    task = find_task("environment/tasks/preflight.yml", "Check the variable names and values")
+    variables = exported(overrides=overrides, extra=extra)
+    results = [
+        evaluate(
+            condition,
+            __environment_variables=variables,
+            environment_hsa_overrides=overrides,
+            environment_modulefiles=False,
+            environment_rocm_versions=[],
+        )
+        for condition in task["ansible.builtin.assert"]["that"]
+    ]
+    assert all(results) is valid

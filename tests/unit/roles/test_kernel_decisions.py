@@ -1,0 +1,102 @@
+"""Boot parameters, module options and the reboot decision of the kernel role."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+
+import pytest
+from conftest import evaluate, find_task, load_yaml, render, render_template
+
+MI300X_PARAMS = ["iommu=pt", "pci=realloc=off"]
+
+
+def reboot_reasons(cmdline: str, params: list[str], markers: list[str]) -> dict:
+    task = find_task("kernel/tasks/reboot_pending.yml", "Record whether the host needs a reboot")
+    return render(
+        task["ansible.builtin.set_fact"],
+        kernel_boot_params=params,
+        __kernel_cmdline={"content": base64.b64encode(cmdline.encode()).decode()},
+        __kernel_reboot_markers={"files": [{"path": f"/run/rocm-fleet/reboot-required/{name}"} for name in markers]},
+        **task["vars"],
+    )
+
+
+def test_active_parameters_need_no_reboot():
+    cmdline = "BOOT_IMAGE=/boot/vmlinuz-6.1.0 root=UUID=1 ro quiet iommu=pt pci=realloc=off\n"
+    assert reboot_reasons(cmdline, MI300X_PARAMS, []) == {"kernel_reboot_pending": False, "kernel_reboot_reasons": []}
+
+
+def test_parameters_missing_from_this_boot_need_a_reboot():
+    result = reboot_reasons("root=UUID=1 ro quiet iommu=pt\n", MI300X_PARAMS, [])
+    assert result["kernel_reboot_pending"] is True
+    assert result["kernel_reboot_reasons"] == ["boot parameters not active: pci=realloc=off"]
+
+
+def test_a_parameter_is_matched_whole_not_as_a_prefix():
+    assert reboot_reasons("ro iommu=ptx\n", ["iommu=pt"], [])["kernel_reboot_pending"] is True
+
+
+def test_markers_of_other_changes_are_reasons():
+    result = reboot_reasons("ro\n", [], ["packages-amdgpu-dkms", "kernel-modprobe-options"])
+    assert result["kernel_reboot_reasons"] == ["packages-amdgpu-dkms", "kernel-modprobe-options"]
+
+
+def grubby_entries_without(param: str, info: str) -> list[str]:
+    task = find_task("kernel/tasks/boot_params_grubby.yml", "Add each boot parameter that a boot entry lacks")
+    return render(
+        "{{ __kernel_entries_without }}",
+        item=param,
+        __kernel_grubby_info={"stdout_lines": info.splitlines()},
+        **task["vars"],
+    )
+
+
+GRUBBY_INFO = """index=0
+kernel="/boot/vmlinuz-5.14.0-427.el9.x86_64"
+args="ro crashkernel=1G-4G:192M iommu=pt rhgb quiet"
+root="/dev/mapper/rhel-root"
+index=1
+kernel="/boot/vmlinuz-5.14.0-362.el9.x86_64"
+args="iommu=pt ro pci=realloc=off"
+"""
+
+
+@pytest.mark.parametrize(
+    ("param", "lacking"), [("iommu=pt", 0), ("pci=realloc=off", 1), ("quiet", 1), ("pci=realloc", 2)]
+)
+def test_grubby_adds_a_parameter_only_where_an_entry_lacks_it(param, lacking):
+    assert len(grubby_entries_without(param, GRUBBY_INFO)) == lacking
+
+
+def test_grub_dropin_appends_to_the_distribution_value(tmp_path):
+    dropin = tmp_path / "90-rocm-fleet.cfg"
+    dropin.write_text(render_template("kernel/templates/grub-dropin.cfg.j2", kernel_boot_params=MI300X_PARAMS))
+    # GRUB's scripts source /etc/default/grub and then each drop-in with sh.
+    script = f'GRUB_CMDLINE_LINUX_DEFAULT="quiet"; . {dropin}; printf %s "$GRUB_CMDLINE_LINUX_DEFAULT"'
+    result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout == "quiet iommu=pt pci=realloc=off"
+    assert dropin.read_text().startswith("#")
+
+
+def test_modprobe_options_file():
+    text = render_template(
+        "kernel/templates/modprobe.conf.j2", kernel_modprobe_options={"amdgpu": {"noretry": 0, "mes": 1}}
+    )
+    options = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert options == ["options amdgpu mes=1 noretry=0"]
+
+
+def test_boot_parameter_check_refuses_shell_characters():
+    task = find_task("kernel/tasks/preflight.yml", "Check the boot parameters and module options")
+    check = task["ansible.builtin.assert"]["that"][0]
+    assert evaluate(check, kernel_boot_params=[*MI300X_PARAMS, "crashkernel=1G-4G:192M", "modprobe.blacklist=amdgpu"])
+    for bad in ['iommu=pt"', "a b", "$(reboot)", "x;`id`", "a\\b", "a'b"]:
+        assert not evaluate(check, kernel_boot_params=[bad]), bad
+
+
+@pytest.mark.parametrize("family", ["Debian", "RedHat", "Suse"])
+def test_every_family_names_existing_boot_parameter_tasks(family):
+    data = load_yaml(f"kernel/vars/{family}.yml")
+    assert load_yaml(f"kernel/tasks/boot_params_{data['__kernel_boot_params_tasks']}.yml")
+    assert data["__kernel_initramfs_command"][0].startswith("/")

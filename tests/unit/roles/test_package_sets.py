@@ -1,0 +1,157 @@
+"""Package sets per use case and ROCm release, evaluated with the packages role's own expressions."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import find_task, load_yaml, render
+
+ROCM_TASKS = "packages/tasks/rocm.yml"
+USECASES = load_yaml("packages/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["packages_usecases"][
+    "choices"
+]
+AMD_SETS = load_yaml("packages/vars/main.yml")["__packages_amd_usecase_sets"]
+
+
+def amd_packages(version: str, usecases: list[str], extra: list[str] | None = None) -> list[str]:
+    task = find_task(ROCM_TASKS, "Install the use cases of each ROCm release")
+    return render(
+        task["ansible.builtin.package"]["name"],
+        item=version,
+        packages_usecases=usecases,
+        packages_extra=extra or [],
+        __packages_amd_usecase_sets=AMD_SETS,
+        **task["vars"],
+    )
+
+
+def distro_packages(family: str, major: str, usecases: list[str]) -> list[str]:
+    task = find_task(ROCM_TASKS, "Install the distribution's ROCm packages of the use cases")
+    data = load_yaml(f"packages/vars/{family}.yml")
+    return render(
+        task["ansible.builtin.package"]["name"],
+        packages_usecases=usecases,
+        packages_extra=[],
+        ansible_facts={"distribution_major_version": major},
+        **data,
+        **task["vars"],
+    )
+
+
+def test_every_release_series_maps_every_use_case():
+    for entry in AMD_SETS:
+        assert set(USECASES) <= set(entry), entry["since"]
+
+
+@pytest.mark.parametrize("version", ["6.3.3", "6.4.1"])
+def test_rocm_6_base_and_hip_are_versioned_packages_of_the_release(version):
+    packages = amd_packages(version, ["base", "hip"])
+    assert packages == [
+        f"rocm-core{version}",
+        f"rocm-language-runtime{version}",
+        f"rocminfo{version}",
+        f"rocm-smi-lib{version}",
+        f"rocm-hip-runtime{version}",
+    ]
+
+
+def test_rocm_7_base_takes_amd_smi():
+    packages = amd_packages("7.0.1", ["base"])
+    assert "amd-smi-lib7.0.1" in packages
+    assert not [name for name in packages if name.startswith("rocm-smi-lib")]
+
+
+def test_overlapping_use_cases_install_each_package_once():
+    packages = amd_packages("6.4.1", ["dev", "ml", "hip", "dev"])
+    assert len(packages) == len(set(packages))
+    assert {"rocm-hip-sdk6.4.1", "rocm-dev6.4.1", "rocm-ml-libraries6.4.1", "rocm-hip-runtime6.4.1"} == set(packages)
+
+
+def test_extra_packages_are_added_as_given():
+    assert amd_packages("6.4.1", ["hip"], ["rocm-bandwidth-test6.4.1"])[-1] == "rocm-bandwidth-test6.4.1"
+
+
+def test_no_package_name_is_left_unpinned():
+    for version in ("6.3.3", "6.4.1", "7.0.1"):
+        for name in amd_packages(version, USECASES):
+            assert name.endswith(version), name
+
+
+def test_driver_pin_globs_the_release_tag():
+    tag = render(
+        find_task("packages/tasks/preflight.yml", "Resolve the driver release tag")["ansible.builtin.set_fact"][
+            "__packages_release_tag"
+        ],
+        packages_rocm_default_version="6.4.1",
+    )
+    assert tag == "60401"
+    spec = render(load_yaml("packages/vars/Debian.yml")["__packages_dkms_spec"], __packages_release_tag=tag)
+    assert spec == "amdgpu-dkms=1:*.60401-*"
+
+
+def test_debian_12_distro_packages():
+    assert distro_packages("Debian", "12", ["base", "hip"]) == ["rocminfo", "rocm-smi", "libamdhip64-5"]
+
+
+@pytest.mark.parametrize("family", ["Debian", "Ubuntu", "RedHat", "Suse"])
+def test_distro_sets_only_use_known_use_cases(family):
+    for release, usecases in load_yaml(f"packages/vars/{family}.yml").get("__packages_distro_usecase_sets", {}).items():
+        assert set(usecases) <= set(USECASES), (family, release)
+
+
+def test_missing_distro_use_cases_are_named():
+    task = find_task("packages/tasks/preflight.yml", "Check that the distribution packages every use case")
+    missing = render(
+        "{{ __packages_distro_missing }}",
+        packages_usecases=["base", "opencl", "profiler"],
+        __packages_distro_usecase_sets=load_yaml("packages/vars/Debian.yml")["__packages_distro_usecase_sets"],
+        ansible_facts={"distribution_major_version": "12"},
+        **task["vars"],
+    )
+    assert missing == ["opencl", "profiler"]
+
+
+@pytest.mark.parametrize(
+    ("family", "kernel", "expected"),
+    [
+        ("Debian", "6.1.0-28-amd64", ["linux-headers-6.1.0-28-amd64"]),
+        ("Ubuntu", "6.8.0-45-generic", ["linux-headers-6.8.0-45-generic", "linux-modules-extra-6.8.0-45-generic"]),
+        (
+            "RedHat",
+            "5.14.0-427.el9.x86_64",
+            [
+                "kernel-headers-5.14.0-427.el9.x86_64",
+                "kernel-devel-5.14.0-427.el9.x86_64",
+                "kernel-modules-extra-5.14.0-427.el9.x86_64",
+            ],
+        ),
+        ("Suse", "6.4.0-150600.23.25-default", ["kernel-default-devel=6.4.0-150600.23.25"]),
+    ],
+)
+def test_kernel_packages_follow_the_running_kernel(family, kernel, expected):
+    data = load_yaml(f"packages/vars/{family}.yml")
+    assert render(data["__packages_kernel_packages"], ansible_facts={"kernel": kernel}) == expected
+
+
+def test_unlisted_releases_are_removed_through_their_rocm_core():
+    name = "Remove the ROCm releases that packages_rocm_versions does not list"
+    task = find_task("packages/tasks/versions.yml", name)
+    installed = {
+        "rocm-core6.3.3": [{"version": "6.3.3.60303-74~22.04"}],
+        "rocm-core6.4.1": [{"version": "6.4.1.60401-83~22.04"}],
+        "rocm-hip-runtime6.3.3": [{"version": "6.3.3.60303-74~22.04"}],
+        "rocm-core": [{"version": "6.2.4.60204-139~22.04"}],
+    }
+    cores = render(
+        "{{ __packages_unlisted_cores }}",
+        packages_rocm_versions=["6.4.1"],
+        ansible_facts={"packages": installed},
+        **task["vars"],
+    )
+    assert cores == ["rocm-core6.3.3", "rocm-core"]
+    kept = render(
+        "{{ __packages_unlisted_cores }}",
+        packages_rocm_versions=["6.3.3", "6.4.1", "6.2.4"],
+        ansible_facts={"packages": installed},
+        **task["vars"],
+    )
+    assert kept == []
