@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import struct
 from pathlib import Path
 
 from rocm_fleet.hardware.render_kfd import render_kfd, unique_id
@@ -45,12 +46,16 @@ RENDER_MINOR_BASE = 128
 # 234 is what Debian 12 kernels usually hand out; the lab only needs it to agree
 # with /sys/devices/virtual/kfd/kfd/dev.
 KFD_MAJOR = 234
+# PCI command register: memory space decoding (set by firmware), bus mastering (set by the driver).
+PCI_COMMAND_MEMORY = 0x0002
+PCI_COMMAND_MASTER = 0x0004
+PCI_INTERRUPT_PIN_INTA = 1
 _PCI_SPEED_CLASS = {"32.0 GT/s PCIe": 5, "16.0 GT/s PCIe": 4, "8.0 GT/s PCIe": 3}
 
 
 @dataclasses.dataclass(frozen=True)
 class DeviceNode:
-    """A /dev entry as kernel + Debian 12 udev (systemd 252 50-udev-default.rules) create it."""
+    """A /dev entry as kernel + Debian 12 udev (252.39, 50-udev-default.rules: MODE="0660") create it."""
 
     path: str
     major: int
@@ -76,6 +81,11 @@ class _Tree:
         path = self.sys_dir / relpath
         self._make(path.parent)
         path.write_text(text, encoding="ascii")
+
+    def write_bytes(self, relpath, data):
+        path = self.sys_dir / relpath
+        self._make(path.parent)
+        path.write_bytes(data)
 
     def link(self, relpath, target):
         path = self.sys_dir / relpath
@@ -108,11 +118,11 @@ def render_profile(profile, root):
         render_kfd(profile, tree.write, tree.link)
         tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
-        nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0, "render", 0o666))
+        nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0, "render", 0o660))
         for index, _gpu in enumerate(profile.gpus):
             nodes.append(DeviceNode("/dev/dri/card%d" % index, DRM_MAJOR, index, "video", 0o660))
             render_minor = RENDER_MINOR_BASE + index
-            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor, "render", 0o666))
+            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor, "render", 0o660))
     return RenderResult(root, tree.sys_dir, tuple(nodes), tuple(gpu.bus for gpu in profile.gpus))
 
 
@@ -173,6 +183,9 @@ def _render_pci_device(tree, profile, index, gpu):
         "current_link_width": str(gpu.pcie_width),
         "max_link_width": str(gpu.pcie_width),
         "uevent": ("DRIVER=amdgpu\n" if profile.driver_loaded else "") + uevent.rstrip("\n"),
+        # lspci -v reads these next to config: no legacy IRQ (amdgpu uses MSI), no BARs mapped.
+        "irq": "0",
+        "resource": "\n".join(["0x0000000000000000 0x0000000000000000 0x0000000000000000"] * 13),
     }
     tree.link("bus/pci/devices/" + gpu.bus, "../../../" + path)
     if profile.driver_loaded:
@@ -183,6 +196,40 @@ def _render_pci_device(tree, profile, index, gpu):
         _render_hwmon(tree, path, index, gpu)
     for name, text in files.items():
         tree.write("%s/%s" % (path, name), text + "\n")
+    tree.write_bytes(path + "/config", pci_config_header(gpu, profile.driver_loaded))
+
+
+def pci_config_header(gpu, driver_loaded):
+    """The 64-byte type 0 header of the GPU's PCI config space, what ``lspci`` reads from sysfs.
+
+    BARs are left zero (lspci takes addresses from ``resource``) and the status register
+    announces no capability list, so nothing past the 64 bytes is ever read.
+    """
+    command = PCI_COMMAND_MEMORY | (PCI_COMMAND_MASTER if driver_loaded else 0)
+    return struct.pack(
+        "<HHHHB3sBBBB24sIHHIB7sBBBB",
+        gpu.vendor_id,
+        gpu.device_id,
+        command,
+        0,  # status
+        gpu.revision,
+        gpu.pci_class.to_bytes(3, "little"),  # prog-if, subclass, base class
+        0,  # cache line size
+        0,  # latency timer
+        0x00,  # header type 0 (single-function endpoint)
+        0,  # BIST
+        bytes(24),  # BAR0-5
+        0,  # CardBus CIS
+        gpu.subsystem_vendor_id,
+        gpu.subsystem_device_id,
+        0,  # expansion ROM
+        0,  # capabilities pointer
+        bytes(7),  # reserved
+        0xFF,  # interrupt line: not routed through the legacy PIC
+        PCI_INTERRUPT_PIN_INTA,
+        0,  # min grant
+        0,  # max latency
+    )
 
 
 def _amdgpu_files(gpu):

@@ -101,7 +101,8 @@ def _fault(args) -> int:
         from rocm_fleet.lab import mirror
         from rocm_fleet.lab.mirror.build import MirrorInfo
 
-        mirror.set_mirror_fault(MirrorInfo(paths.state_dir()), None if args.fault == "clear" else args.fault)
+        info = MirrorInfo(paths.state_dir(), port=paths.mirror_port())
+        mirror.set_mirror_fault(info, None if args.fault == "clear" else args.fault)
         print(f"mirror: {args.fault}")
         return 0
     host = lab.host_by_name(args.target)

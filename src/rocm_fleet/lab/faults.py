@@ -92,34 +92,42 @@ def unload_amdgpu(host: LabHost) -> None:
     ask_supervisor(host, {"action": "unload", "module": "amdgpu"})
 
 
-def _find_tool(host: LabHost, tool: str) -> Path:
-    for directory in TOOL_DIRS:
-        path = host.root / directory / tool
-        if path.exists() or path.is_symlink():
-            return path
-    raise FaultError(f"{host.spec.name}: no {tool} in {', '.join('/' + d for d in TOOL_DIRS)} (install it first)")
+def _tool_dirs(host: LabHost) -> list[Path]:
+    # /opt/rocm is an absolute link (update-alternatives) that only resolves inside the host:
+    # the versioned trees it points to are wrapped directly.
+    return [host.root / directory for directory in TOOL_DIRS] + sorted(host.root.glob("opt/rocm-*/bin"))
 
 
-def break_tool(host: LabHost, tool: str, how: str) -> Path:
+def _find_tools(host: LabHost, tool: str) -> list[Path]:
+    """Every copy of ``tool``: callers find it on PATH or under /opt/rocm/bin (gpu_facts looks there first)."""
+    candidates = [directory / tool for directory in _tool_dirs(host)]
+    found = [path for path in candidates if path.exists() or path.is_symlink()]
+    if not found:
+        raise FaultError(f"{host.spec.name}: no {tool} in {', '.join('/' + d for d in TOOL_DIRS)} (install it first)")
+    return found
+
+
+def break_tool(host: LabHost, tool: str, how: str) -> list[Path]:
     """Replace ``tool`` with a wrapper that hangs (how='hang') or corrupts its output (how='corrupt')."""
-    path = _find_tool(host, tool)
-    real = path.with_name(path.name + REAL_SUFFIX)
-    if not (real.exists() or real.is_symlink()):
-        path.rename(real)
-    else:
-        path.unlink()
-    template = HANG_WRAPPER if how == "hang" else CORRUPT_WRAPPER
-    path.write_text(template.format(real="/" + str(real.relative_to(host.root))))
-    path.chmod(0o755)
+    paths = _find_tools(host, tool)
+    for path in paths:
+        real = path.with_name(path.name + REAL_SUFFIX)
+        if not (real.exists() or real.is_symlink()):
+            path.rename(real)
+        else:
+            path.unlink()
+        template = HANG_WRAPPER if how == "hang" else CORRUPT_WRAPPER
+        path.write_text(template.format(real="/" + str(real.relative_to(host.root))))
+        path.chmod(0o755)
     faults = _load(host)
     faults.setdefault("tools", {})[tool] = how
     _save(host, faults)
-    return path
+    return paths
 
 
 def _restore_tools(host: LabHost) -> None:
-    for directory in TOOL_DIRS:
-        for real in (host.root / directory).glob("*" + REAL_SUFFIX):
+    for directory in _tool_dirs(host):
+        for real in directory.glob("*" + REAL_SUFFIX):
             real.rename(real.with_name(real.name.removesuffix(REAL_SUFFIX)))
 
 

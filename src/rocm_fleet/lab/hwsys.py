@@ -13,10 +13,11 @@ import shutil
 import stat
 from pathlib import Path
 
+from rocm_fleet.lab import udev
 from rocm_fleet.lab.kernelstate import AMDGPU
 
-# Kernel defaults when the renderer gives no mode: amdkfd's kfd_devnode() asks for 0666,
-# DRM nodes get devtmpfs's 0600.
+# Kernel (devtmpfs) modes before udev: amdkfd's kfd_devnode() asks for 0666 (DEVMODE),
+# DRM nodes get devtmpfs's 0600; both root:root.
 KERNEL_NODE_MODES = {"kfd": 0o666}
 DEFAULT_NODE_MODE = 0o600
 BASIC_DEVICES = {  # name: (major, minor, mode)
@@ -104,22 +105,10 @@ def _normalize_node(node) -> dict:
         "path": path,
         "major": int(node["major"]),
         "minor": int(node["minor"]),
-        "mode": node.get("mode"),
-        "group": node.get("group"),
     }
 
 
-def group_ids(root: Path) -> dict[str, int]:
-    """Group name -> gid from the host's own /etc/group (render and video differ between images)."""
-    ids = {}
-    for line in (root / "etc" / "group").read_text().splitlines():
-        fields = line.split(":")
-        if len(fields) >= 3 and fields[2].isdigit():
-            ids[fields[0]] = int(fields[2])
-    return ids
-
-
-def populate_dev(dev: Path, gpu_nodes: list[dict], groups: dict[str, int]) -> None:
+def populate_dev(dev: Path, gpu_nodes: list[dict], root: Path) -> None:
     """Create /dev for a boot: the basic character devices, devpts/shm mount points and the GPU nodes."""
     dev.mkdir(parents=True, exist_ok=True)
     for name, (major, minor, mode) in BASIC_DEVICES.items():
@@ -135,29 +124,44 @@ def populate_dev(dev: Path, gpu_nodes: list[dict], groups: dict[str, int]) -> No
     ):
         if not (dev / link).is_symlink():
             (dev / link).symlink_to(target)
-    sync_gpu_nodes(dev, gpu_nodes, groups)
+    sync_gpu_nodes(dev, gpu_nodes, root)
 
 
-def sync_gpu_nodes(dev: Path, gpu_nodes: list[dict], groups: dict[str, int]) -> None:
-    """Make /dev/kfd and /dev/dri/* exactly the renderer's list (a vanished GPU loses its nodes)."""
+def sync_gpu_nodes(dev: Path, gpu_nodes: list[dict], root: Path, retrigger: bool = False) -> None:
+    """Make /dev/kfd and /dev/dri/* exactly the renderer's list (a vanished GPU loses its nodes).
+
+    A new node gets the kernel's mode, then what the host's udev rules say (rocm_fleet.lab.udev);
+    a node that stays keeps the ownership and mode it has, unless ``retrigger`` replays the rules
+    (udevadm trigger). ``dev`` lies next to the rendered ``sys`` in the host's run directory.
+    """
     wanted = {node["path"]: node for node in gpu_nodes}
     existing = [dev / "kfd"] + (sorted((dev / "dri").iterdir()) if (dev / "dri").is_dir() else [])
     for path in existing:
         relative = str(path.relative_to(dev))
         if (path.exists() or path.is_symlink()) and relative not in wanted and not path.is_dir():
             path.unlink()
+    rules = udev.load_rules(root) if wanted else []
     for relative, node in wanted.items():
-        name = Path(relative).name
-        mode = node["mode"] if node["mode"] is not None else KERNEL_NODE_MODES.get(name, DEFAULT_NODE_MODE)
         path = dev / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and stat.S_ISCHR(path.stat().st_mode):
             current = path.stat()
             if os.major(current.st_rdev) == node["major"] and os.minor(current.st_rdev) == node["minor"]:
+                if retrigger:
+                    _apply_udev(path, relative, root, dev.parent / "sys", rules)
                 continue  # keep ownership and mode a udev rule or a role gave it
             path.unlink()
-        _mknod(path, node["major"], node["minor"], mode)
-        os.chown(path, 0, groups.get(node["group"] or "root", 0))
+        _mknod(path, node["major"], node["minor"], DEFAULT_NODE_MODE)
+        _apply_udev(path, relative, root, dev.parent / "sys", rules)
+
+
+def _apply_udev(path: Path, relative: str, root: Path, sys_dir: Path, rules) -> None:
+    name = Path(relative).name
+    subsystem = "kfd" if name == "kfd" else "drm"
+    permissions = udev.evaluate(rules, udev.device_from_sys(sys_dir, subsystem, name))
+    uid, gid, mode = udev.node_ownership(root, permissions, KERNEL_NODE_MODES.get(name))
+    os.chown(path, uid, gid)
+    os.chmod(path, mode)
 
 
 def _mknod(path: Path, major: int, minor: int, mode: int) -> None:

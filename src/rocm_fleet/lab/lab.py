@@ -50,7 +50,7 @@ def _mirror():
         from rocm_fleet.lab import mirror
     except ImportError:
         return None, None
-    return mirror, mirror.ensure_mirror(paths.state_dir(), paths.cache_dir())
+    return mirror, mirror.ensure_mirror(paths.state_dir(), paths.cache_dir(), port=paths.mirror_port())
 
 
 def up(extra_hosts: int = 0, log=print) -> dict:
@@ -130,7 +130,7 @@ def down(log=print) -> dict:
         from rocm_fleet.lab import mirror
         from rocm_fleet.lab.mirror.build import MirrorInfo
 
-        mirror_info = MirrorInfo(paths.state_dir())
+        mirror_info = MirrorInfo(paths.state_dir(), port=paths.mirror_port())
         mirror.stop_mirror(mirror_info)
     except ImportError:
         pass

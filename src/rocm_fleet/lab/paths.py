@@ -7,6 +7,7 @@ from pathlib import Path
 
 DEFAULT_STATE_DIR = "/var/lib/rocm-fleet/lab"
 DEFAULT_CACHE_DIR = "/var/cache/rocm-fleet"
+DEFAULT_MIRROR_PORT = 8650
 REPO_ROOT = Path(__file__).resolve().parents[3]
 GUEST_FILES = Path(__file__).resolve().parent / "guest"
 
@@ -29,3 +30,8 @@ def host_dir(name: str) -> Path:
 
 def ssh_dir() -> Path:
     return state_dir() / "ssh"
+
+
+def mirror_port() -> int:
+    """The mirror's port; a second lab (molecule's) sets ROCM_FLEET_LAB_MIRROR_PORT to run beside the first."""
+    return int(os.environ.get("ROCM_FLEET_LAB_MIRROR_PORT") or DEFAULT_MIRROR_PORT)

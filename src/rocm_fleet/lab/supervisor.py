@@ -73,7 +73,7 @@ class Supervisor:
         self.modules = kernelstate.boot_modules(self.root, loaded)
         self._write_modules()
         nodes = self._render()
-        hwsys.populate_dev(self.run_dir / "dev", nodes, hwsys.group_ids(self.root))
+        hwsys.populate_dev(self.run_dir / "dev", nodes, self.root)
         namespaces = ["unshare", "--mount", "--uts", "--ipc", "--pid", "--fork", "--propagation", "private"]
         stage2 = [sys.executable, "-m", "rocm_fleet.lab.stage2", str(self.dir), self.name]
         with open(self.dir / "boot.log", "ab") as log:
@@ -162,7 +162,11 @@ class Supervisor:
                     faults.get("amdgpu_unloaded", False),
                 )
                 self._set_amdgpu(wanted, [])
-            hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), hwsys.group_ids(self.root))
+            hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
+            return {"rc": 0}
+        if action == "udev-trigger":
+            # udevadm trigger: the rules run again for every GPU node, as for a new device.
+            hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root, retrigger=True)
             return {"rc": 0}
         if action == "load":
             return self._load(module, request.get("options", []), request.get("dry_run"), request.get("first_time"))
@@ -201,7 +205,7 @@ class Supervisor:
         base = [name for name in self.modules if name not in (kernelstate.AMDGPU, *kernelstate.AMDGPU_DEPENDENCIES)]
         self.modules = base + ([*kernelstate.AMDGPU_DEPENDENCIES, kernelstate.AMDGPU] if loaded else [])
         self._write_modules()
-        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), hwsys.group_ids(self.root))
+        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
         self.status["amdgpu_loaded"] = loaded
         write_json(self.dir / "status.json", self.status)
 

@@ -85,8 +85,8 @@ def test_sysctl_inside_a_host_never_reaches_the_machine(lab):
 def test_device_nodes_have_the_kernel_and_udev_defaults(lab):
     listing = lab.run(MI300X.port, "stat -c '%n %a %G' /dev/kfd /dev/dri/renderD128 /dev/dri/card0")
     assert listing.split("\n")[:3] == [
-        "/dev/kfd 666 render",
-        "/dev/dri/renderD128 666 render",
+        "/dev/kfd 660 render",
+        "/dev/dri/renderD128 660 render",
         "/dev/dri/card0 660 video",
     ]
 

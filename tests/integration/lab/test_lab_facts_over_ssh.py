@@ -1,0 +1,41 @@
+"""gpu_facts over SSH and lspci inside the hosts: each lab host shows exactly its profile."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from lab_ansible import gpu_facts
+
+from rocm_fleet.hardware.profile import load_profile
+from rocm_fleet.lab import inventory
+
+pytestmark = pytest.mark.lab
+HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
+
+
+def test_gpu_facts_over_ssh_returns_each_hosts_profile(lab):
+    facts = gpu_facts("all")
+    assert set(facts) == set(HOSTS)
+    for name, gpu in facts.items():
+        profile = load_profile(HOSTS[name].profile)
+        assert gpu["count"] == len(profile.gpus), name
+        assert gpu["conflicts"] == [], (name, gpu["conflicts"])
+        if len(profile.gpus) > 1:
+            assert gpu["topology"] == {
+                key: value for key, value in profile.expected_topology().items() if key in gpu["topology"]
+            }, name
+        else:  # gpu_facts reports a topology only between GPUs
+            assert gpu["topology"] is None, name
+
+
+@pytest.mark.parametrize(
+    ("host", "count", "pci_class"),
+    [("mi300x-01", 8, "Processing accelerators [1200]"), ("rx7900xtx-01", 1, "VGA compatible controller [0300]")],
+)
+def test_lspci_lists_the_gpus_with_their_class(lab, host, count, pci_class):
+    result = lab.run(HOSTS[host].port, "lspci -nn -d 1002: 2>&1")
+    assert "pcilib" not in result
+    lines = result.splitlines()
+    assert len(lines) == count
+    assert all(pci_class in line and re.search(r"\[1002:[0-9a-f]{4}\]", line) for line in lines), lines
