@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from lab_helpers import LabShell, lab_available, rocm_fleet
+from lab_site import PlaybookRun, run_playbook
 
 DEBIAN_ROCM_SMI_DEBS = ("librocm-smi64-1", "rocm-smi")
 
@@ -42,3 +43,15 @@ def rocm_smi_debs(tmp_path_factory) -> list[Path]:
     if result.returncode != 0:
         pytest.skip(f"cannot get Debian's rocm-smi packages: {result.stderr.strip()}")
     return sorted(download.glob("*.deb"))
+
+
+@pytest.fixture(scope="session")
+def converged_lab(lab) -> PlaybookRun:
+    """The lab after `ansible-playbook site.yml -i inventory/lab`, run once per session.
+
+    Tests that change a host by hand put it back before they end (a site.yml run
+    limited to that host), so the next test finds the lab converged.
+    """
+    first = run_playbook("site.yml")
+    assert first.returncode == 0, first.tail()
+    return first

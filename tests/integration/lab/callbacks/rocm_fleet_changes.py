@@ -1,0 +1,46 @@
+"""Test-only callback: writes {host: [changed task names]} to $ROCM_FLEET_CHANGES_LOG at the end of a run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.plugins.callback import CallbackBase
+
+DOCUMENTATION = """
+name: rocm_fleet_changes
+type: aggregate
+short_description: Record which tasks reported a change on which host
+description: Test helper of rocm-fleet's lab tests.
+"""
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "rocm_fleet_changes"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        self.changed: dict[str, list[str]] = {}
+
+    def _record(self, result):
+        if result._result.get("changed"):
+            name = result._task.get_name()
+            item = result._result.get("_ansible_item_label", result._result.get("item"))
+            label = f"{name} [{item}]" if item is not None and not isinstance(item, dict) else name
+            self.changed.setdefault(result._host.get_name(), []).append(label)
+
+    def v2_runner_on_ok(self, result):
+        if "results" not in result._result:  # a loop's summary: its items were recorded one by one
+            self._record(result)
+
+    def v2_runner_item_on_ok(self, result):
+        self._record(result)
+
+    def v2_playbook_on_stats(self, stats):
+        path = os.environ.get("ROCM_FLEET_CHANGES_LOG")
+        if path:
+            with open(path, "w") as handle:
+                json.dump(self.changed, handle, indent=1, sort_keys=True)
