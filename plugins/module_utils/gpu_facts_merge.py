@@ -35,8 +35,9 @@ FIELD_PRIORITY = {
 }
 # Fields where two sources disagreeing points at a real problem.
 CHECKED_FIELDS = ("device_id", "gfx_target", "kfd_node")
-# Which source numbers the devices, first that has any.
-ORDER_PRIORITY = ("rocm_smi", "amd_smi", "sysfs", "rocminfo")
+# Which source decides the device list and numbers it, first that has any. Sysfs is what
+# the OS enumerates and numbers GPUs as rocm-smi does (by DRM card), so it comes first.
+ORDER_PRIORITY = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
 TOPOLOGY_PRIORITY = ("sysfs", "rocm_smi", "amd_smi")
 DRIVER_PRIORITY = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
 SOURCE_LABELS = {"sysfs": "sysfs", "rocm_smi": "rocm-smi", "amd_smi": "amd-smi", "rocminfo": "rocminfo"}
@@ -89,30 +90,35 @@ def _merge_devices(usable, conflicts):
     order_source = next((name for name in ORDER_PRIORITY if usable.get(name, {}).get("devices")), None)
     if order_source is None:
         return []
-    # Start from the numbering source, then add devices only other sources see
-    # (a GPU that sysfs enumerates but the tool lost still counts).
+    # Start from the numbering source. When that is sysfs, a tool's GPU that matches none of
+    # the OS's GPUs is a conflict, never an extra GPU; otherwise it is a GPU only that tool sees.
     groups = [{order_source: device} for device in _ordered(usable[order_source]["devices"])]
     for name in SOURCES:
         if name == order_source or name not in usable:
             continue
-        for position, device in enumerate(_ordered(usable[name]["devices"])):
-            group = _find_group(groups, device, position, name)
-            if group is None:
-                groups.append({name: device})
-            else:
+        for device in _ordered(usable[name]["devices"]):
+            group = _find_group(groups, device, name)
+            if group is not None:
                 group[name] = device
-    merged = []
-    for index, group in enumerate(groups):
-        merged.append(_merge_group(index, group, conflicts))
-    return merged
+            elif order_source == "sysfs":
+                label = SOURCE_LABELS[name]
+                conflicts.append("%s reports a GPU that sysfs does not see: %s" % (label, _describe(device)))
+            else:
+                groups.append({name: device})
+    return [_merge_group(index, group, conflicts) for index, group in enumerate(groups)]
+
+
+def _describe(device):
+    keys = ("index", "pci_bus", "kfd_node", "device_id")
+    return ", ".join("%s %s" % (key, device[key]) for key in keys if device.get(key) is not None) or "no identifiers"
 
 
 def _ordered(devices):
     return sorted(devices, key=lambda device: (device.get("index") is None, device.get("index") or 0))
 
 
-def _find_group(groups, device, position, source):
-    """The group this source's device belongs to: same BDF, else same KFD node, else same position."""
+def _find_group(groups, device, source):
+    """The group this source's device belongs to: same BDF, else same KFD node, else same index."""
     free = [group for group in groups if source not in group]
     bus, node = device.get("pci_bus"), device.get("kfd_node")
     if bus:
@@ -123,16 +129,13 @@ def _find_group(groups, device, position, source):
                 node is None or m.get("kfd_node") in (None, node) for m in members
             ):
                 return group
-    if node is not None:
-        for group in free:
-            if any(m.get("kfd_node") == node for m in group.values()):
-                return group
-    keyed = any(m.get("pci_bus") or m.get("kfd_node") is not None for group in groups for m in group.values())
-    if (bus or node is not None) and keyed:
         return None
-    # Neither side has a key (old rocm-smi text): both number the GPUs the same way.
-    if position < len(groups) and source not in groups[position]:
-        return groups[position]
+    if node is not None:
+        return next((group for group in free if any(m.get("kfd_node") == node for m in group.values())), None)
+    # No identifier (old rocm-smi text): the tools number GPUs the same way.
+    index = device.get("index")
+    if index is not None and index < len(groups) and source not in groups[index]:
+        return groups[index]
     return None
 
 

@@ -40,6 +40,8 @@ TOOL = "rocm-smi"
 NAME_COLUMN_WIDTH = 20  # 6.0-6.1.0 concise table cuts names at 20 characters
 
 _SECTION = re.compile(r"^=+\s*(.*?)\s*=+$")
+# A line that opens like a banner but does not close like one: the output was cut or mangled.
+_CUT_BANNER = re.compile(r"^={5,}[^=]*[^=\s][^=]*$")
 _KEY_VALUE = re.compile(r"^GPU\s*\[?\s*(\d+)\s*\]?\s*:\s*(.*)$")
 _MATRIX_ROW = re.compile(r"^GPU(\d+)\s+(.*)$")
 _OLD_CONCISE_ROW = re.compile(r"^(\d+)\s+\[\s*(0x[0-9a-fA-F]+)\s*:\s*(0x[0-9a-fA-F]+)\s*\]")
@@ -131,6 +133,8 @@ def parse_rocm_smi_text(text):
 
 
 def _read_line(state, line, stripped):
+    if _CUT_BANNER.match(stripped):
+        raise GpuParseError("a section banner is cut short: the output is truncated or mangled", stripped)
     section = _SECTION.match(stripped)
     if section or is_banner(stripped):
         _start_section(state, section.group(1) if section else "")

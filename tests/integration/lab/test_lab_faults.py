@@ -68,11 +68,6 @@ def test_a_hanging_rocm_smi_times_out_and_sysfs_still_answers(mi300x):
     assert elapsed < 12, f"gpu_facts took {elapsed:.1f} s with timeout=2"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gpu_facts bug: with --json cut, the rocm-smi text fallback accepts the corrupted tables "
-    "(11 GPUs on an 8-GPU host, state ok) and the merge reports no conflict with sysfs",
-)
 def test_corrupt_rocm_smi_output_is_reported_as_failed(mi300x):
     fault(MI300X.name, "corrupt-tool", "rocm-smi")
     try:

@@ -103,3 +103,21 @@ def test_partitioned_gpus_sharing_a_bdf_stay_apart():
     assert gpu["count"] == 3
     assert [d["kfd_node"] for d in gpu["devices"]] == [2, 3, 4]
     assert gpu["conflicts"] == []
+
+
+def test_a_gpu_only_a_tool_reports_is_a_conflict_not_an_extra_gpu():
+    sysfs = sysfs_report(2)
+    smi = rocm_smi_report(["0000:10:00.0", "0000:99:00.0"])
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["count"] == 2
+    assert gpu["conflicts"] == ["rocm-smi reports a GPU that sysfs does not see: index 1, pci_bus 0000:99:00.0, "
+                                "device_id 0x74a1"]
+
+
+def test_tool_devices_without_identifiers_match_by_their_index():
+    sysfs = sysfs_report(3)
+    smi = new_report()
+    smi["devices"] = [new_device(index=i, product="AMD Instinct MI300X") for i in (2, 0)]
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["count"] == 3
+    assert [d["product"] for d in gpu["devices"]] == ["AMD Instinct MI300X"] * 3

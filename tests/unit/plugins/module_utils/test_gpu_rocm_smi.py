@@ -113,3 +113,10 @@ def test_error_lines_alone_are_a_failure():
     output = "ERROR:root:Driver not initialized (amdgpu not found in modules)\n"
     state, report = rocm_smi.collect_rocm_smi(run_returning({}, default=(0, output, "")))
     assert state == "failed" and "Driver not initialized" in report["warnings"][0]
+
+
+def test_text_with_a_cut_banner_is_refused_as_mangled():
+    # Malformed input: the lab's corrupt-tool fault cuts every line at 37 characters.
+    text = "================================= Con\nGPU  Temp   AvgPwr  SCLK    MCLK\n1    35.0c  150.0W  500Mhz\n"
+    with pytest.raises(GpuParseError, match="banner is cut short"):
+        parse_rocm_smi_text(text)
