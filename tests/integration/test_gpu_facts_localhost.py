@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -11,7 +12,8 @@ REPO = Path(__file__).resolve().parents[2]
 def run_ansible(*args):
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1")
-    return subprocess.run(["ansible", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    ansible = str(Path(sys.executable).parent / "ansible")
+    return subprocess.run([ansible, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
 def host_result(completed):
