@@ -12,9 +12,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rocm-fleet", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rocm-fleet {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from rocm_fleet.drift.cli import register as register_drift
+    from rocm_fleet.drift.engine import collect
     from rocm_fleet.lab.cli import register as register_lab
 
     register_lab(subparsers)
+    register_drift(subparsers, collect=collect)
     return parser
 
 

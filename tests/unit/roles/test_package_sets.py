@@ -13,14 +13,16 @@ AMD_SETS = load_yaml("packages/vars/main.yml")["__packages_amd_usecase_sets"]
 
 
 def amd_packages(version: str, usecases: list[str], extra: list[str] | None = None) -> list[str]:
+    """What the install task names for one release: its loop variable is __packages_release (vars/main.yml)."""
     task = find_task(ROCM_TASKS, "Install the use cases of each ROCm release")
+    assert task["loop_control"]["loop_var"] == "__packages_release"
+    role_vars = load_yaml("packages/vars/main.yml")
     return render(
         task["ansible.builtin.package"]["name"],
-        item=version,
+        __packages_release=version,
         packages_usecases=usecases,
         packages_extra=extra or [],
-        __packages_amd_usecase_sets=AMD_SETS,
-        **task["vars"],
+        **role_vars,
     )
 
 

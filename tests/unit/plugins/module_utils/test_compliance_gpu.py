@@ -59,3 +59,11 @@ def test_topology_without_a_source_is_an_error_and_one_gpu_has_no_links():
 def test_result_shape_has_no_role():
     entry = results({"count": 2}, fact())["ROCM-GPU-001"]
     assert (entry["kind"], entry["role"], entry["task"], entry["status"]) == ("gpu", None, None, "pass")
+
+
+def test_a_product_pattern_covers_the_variants_of_one_product():
+    # The compliance role expects "<catalog product>*": sysfs names an MI300X "AMD Instinct MI300X OAM".
+    assert results({"products": "AMD Radeon PRO W7900*"}, fact(count=1))["ROCM-GPU-002"]["status"] == "pass"
+    wrong = results({"products": "AMD Instinct MI300X*"}, fact(count=1))["ROCM-GPU-002"]
+    assert wrong["status"] == "fail"
+    assert wrong["message"] == "GPU 0: AMD Radeon PRO W7900, expected AMD Instinct MI300X*"

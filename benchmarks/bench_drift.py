@@ -1,0 +1,92 @@
+"""Time `rocm-fleet drift` against `ansible -m ping` over the same 1, 4 and 16 lab hosts, in the same run.
+
+    ROCM_FLEET_LAB_DIR=/var/lib/rocm-fleet/lab-bench ROCM_FLEET_LAB_MIRROR_PORT=9150 \\
+    ROCM_FLEET_LAB_INVENTORY=/tmp/bench-inv .venv/bin/python benchmarks/bench_drift.py [--repeat 3] [--no-converge]
+
+Run it as root from the repository root, with its OWN lab instance (the three
+variables above, and an inventory copy whose ansible_port values and
+lab_mirror_port do not collide with another lab: docs/lab.md). It brings up
+the generated scale hosts (`rocm-fleet lab up 16`), converges them once with
+site.yml (skip with --no-converge when they already are), then for each size
+times ping and drift --repeat times and prints the medians and drift/ping.
+Exit 1 when the ratio at the largest size is above --max-ratio (default 4),
+2 when it cannot run. A script, not a test: timings depend on the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SIZES = (1, 4, 16)
+
+
+def run(command: list[str], env: dict, check: bool = True, timeout: float = 3600) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {result.returncode}:\n{(result.stdout + result.stderr)[-3000:]}")
+    return result
+
+
+def timed(command: list[str], env: dict, ok: tuple[int, ...]) -> float:
+    start = time.monotonic()
+    result = run(command, env, check=False)
+    elapsed = time.monotonic() - start
+    if result.returncode not in ok:
+        raise SystemExit(f"{' '.join(command)} exited {result.returncode}:\n{(result.stdout + result.stderr)[-3000:]}")
+    return elapsed
+
+
+def bench_inventory(env: dict, workdir: Path) -> Path:
+    """The instance's inventory plus the generated scale hosts, as one inventory directory."""
+    source = Path(env["ROCM_FLEET_LAB_INVENTORY"])
+    inventory = workdir / "inventory"
+    shutil.copytree(source, inventory)
+    shutil.copy(Path(env["ROCM_FLEET_LAB_DIR"]) / "inventory" / "scale.yml", inventory / "scale.yml")
+    return inventory
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-ratio", type=float, default=4.0)
+    parser.add_argument("--no-converge", action="store_true", help="the scale hosts are converged already")
+    args = parser.parse_args()
+    missing = [name for name in ("ROCM_FLEET_LAB_DIR", "ROCM_FLEET_LAB_INVENTORY") if not os.environ.get(name)]
+    if os.geteuid() != 0 or missing:
+        print(f"run as root with your own lab instance (missing: {', '.join(missing) or 'root'})", file=sys.stderr)
+        return 2
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
+    run([str(BIN / "rocm-fleet"), "lab", "up", str(max(SIZES))], env)
+    with tempfile.TemporaryDirectory(prefix="bench-drift-") as work:
+        inventory = bench_inventory(env, Path(work))
+        hosts = [f"scale-{number:02d}" for number in range(1, max(SIZES) + 1)]
+        if not args.no_converge:
+            start = time.monotonic()
+            run([str(BIN / "ansible-playbook"), "-i", str(inventory), "site.yml", "--limit", ",".join(hosts)], env)
+            print(f"converged {len(hosts)} hosts with site.yml in {time.monotonic() - start:.0f} s")
+        print(f"{'hosts':>5} {'ping s':>8} {'drift s':>8} {'drift/ping':>10}")
+        ratio = 0.0
+        for size in SIZES:
+            limit = ",".join(hosts[:size])
+            ping = [timed([str(BIN / "ansible"), "-i", str(inventory), limit, "-m", "ansible.builtin.ping"], env, (0,))
+                    for _ in range(args.repeat)]
+            drift = [timed([str(BIN / "rocm-fleet"), "drift", "-i", str(inventory), "--limit", limit,
+                            "--output-dir", str(Path(work) / "report")], env, (0, 2))
+                     for _ in range(args.repeat)]
+            ratio = statistics.median(drift) / statistics.median(ping)
+            print(f"{size:>5} {statistics.median(ping):>8.1f} {statistics.median(drift):>8.1f} {ratio:>10.1f}")
+    return 1 if ratio > args.max_ratio else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a host's GPU class expects of its live state (node_compliance's gpu_expect).
+
+The expectations come from the same GPU catalog and support matrix that
+preflight decides with, so the compliance checks hold a host to exactly what
+provisioning set out to build.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+GIB = 1 << 30
+# Firmware and the driver reserve part of the nominal VRAM: a GPU must show 90% of it.
+VRAM_SHARE_VISIBLE = 0.9
+
+
+def gpu_class_expectations(class_names, catalog, matrix, gpu_count, rocm_version=None, min_vram_gib=0,
+                           numa_affinity=None, amdgpu_from_amd=True, rocm_from_amd=True):
+    """The gpu_expect mapping for a host of ``class_names`` with ``gpu_count`` GPUs.
+
+    A single class gives product, VRAM and topology expectations; a mixed host is
+    held to its count, gfx targets and driver only. ``amdgpu_from_amd``: the host runs
+    AMD's amdgpu-dkms, whose version the matrix names for ``rocm_version``.
+    """
+    missing = [name for name in class_names if name not in catalog]
+    if missing:
+        raise ValueError("unknown GPU class(es): %s" % ", ".join(missing))
+    classes = [catalog[name] for name in class_names]
+    count = int(gpu_count)
+    expect = {"count": count}
+    if count > 0 and classes:
+        expect["gfx_targets"] = sorted(set(entry["gfx_target"] for entry in classes))
+    if count > 0 and len(classes) == 1:
+        _single_class(expect, classes[0], count, min_vram_gib)
+    elif count > 0 and min_vram_gib:
+        expect["vram_bytes_min"] = int(float(min_vram_gib) * GIB)
+    if count > 0:
+        driver = (matrix.get(rocm_version) or {}).get("amdgpu_driver") if amdgpu_from_amd else None
+        expect["driver"] = {"loaded": True, "version": (driver + "*") if driver else None}
+    if numa_affinity is not None:
+        expect["numa_affinity"] = list(numa_affinity)
+    if rocm_from_amd and rocm_version:
+        expect["rocm_version"] = rocm_version + "-*"
+    return expect
+
+
+def _single_class(expect, entry, count, min_vram_gib):
+    # "AMD Radeon RX 6700 XT / 6750 XT" names variants: the first name, as a prefix, matches each.
+    expect["products"] = entry["product"].split(" / ")[0] + "*"
+    per_device_gib = 0.0
+    if entry.get("vram_gib") and entry.get("devices_per_package"):
+        per_device_gib = float(entry["vram_gib"]) / entry["devices_per_package"] * VRAM_SHARE_VISIBLE
+    needed_gib = max(per_device_gib, float(min_vram_gib or 0))
+    if needed_gib > 0:
+        expect["vram_bytes_min"] = int(needed_gib * GIB)
+    topology = dict((key, value) for key, value in (entry.get("expected_topology") or {}).items() if value is not None)
+    if topology and count > 1:
+        expect["topology"] = topology

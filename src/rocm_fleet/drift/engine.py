@@ -1,0 +1,114 @@
+"""The drift engine: run playbooks/drift.yml through ansible-runner and read each host's result from its events.
+
+Each host costs its preflight facts, the GPU classification and one
+node_compliance call (roles/compliance); the desired state is rendered on the
+controller. Nothing on a host changes. A host that is unreachable, or whose
+checks could not run, is recorded as such and never stops the others.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shlex
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from rocm_fleet import __version__
+from rocm_fleet.drift.model import DriftReport, HostResult, RunInfo
+from rocm_fleet.drift.results import host_result
+
+# The checkout is the collection (collections/ansible_collections/rocm_fleet/core -> repo root).
+REPO = Path(os.environ.get("ROCM_FLEET_COLLECTION_ROOT") or Path(__file__).resolve().parents[3])
+PLAYBOOK = "playbooks/drift.yml"
+COMPLIANCE_ACTIONS = ("rocm_fleet.core.node_compliance", "node_compliance")
+
+
+class EngineError(RuntimeError):
+    """The run could not look at any host: bad inventory, missing playbook, Ansible failing to start."""
+
+
+def inventory_hosts(inventory: str, limit: str | None) -> dict[str, list[str]]:
+    """{host: [group names]} of the hosts the run covers, as Ansible resolves the pattern."""
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+
+    if not Path(inventory).exists():
+        raise EngineError(f"inventory {inventory} does not exist")
+    manager = InventoryManager(loader=DataLoader(), sources=[inventory])
+    hosts = manager.get_hosts(limit or "all")
+    return {host.name: sorted(group.name for group in host.get_groups() if group.name != "all") for host in hosts}
+
+
+class _Events:
+    """Collects per-host outcomes from ansible-runner events and reports each finished host once."""
+
+    def __init__(self, hosts: list[str], progress: Callable[[str], None]):
+        self.hosts = hosts
+        self.progress = progress
+        self.results: dict[str, HostResult] = {}
+
+    def _finish(self, host: str, result: HostResult) -> None:
+        if host in self.results or host not in self.hosts:
+            return
+        self.results[host] = result
+        self.progress(f"{host}: {result.status if result.status != 'compliant' else 'done'} "
+                      f"({len(self.results)}/{len(self.hosts)})")
+
+    def __call__(self, event: dict) -> bool:
+        data = event.get("event_data") or {}
+        host, kind, res = data.get("host"), event.get("event"), data.get("res") or {}
+        if not host:
+            return True
+        if kind == "runner_on_unreachable":
+            self._finish(host, HostResult.unreachable(str(res.get("msg") or "unreachable").strip()))
+        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
+            reason = str(res.get("msg") or "failed").strip()
+            self._finish(host, HostResult(error=f"task '{data.get('task')}' failed: {reason}"))
+        elif kind == "runner_on_ok" and data.get("task_action") in COMPLIANCE_ACTIONS:
+            self._finish(host, host_result(res))
+        return True
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def collect(inventory: str, limit: str | None, progress: Callable[[str], None]) -> tuple[DriftReport, dict]:
+    """Look at every host of ``inventory`` (``limit``: an Ansible pattern); the ``drift.cli`` engine contract."""
+    import ansible_runner
+
+    started = _now()
+    inventory = str(Path(inventory).resolve())
+    host_groups = inventory_hosts(inventory, limit)
+    if not host_groups:
+        raise EngineError(f"no host of {inventory} matches {limit or 'all'}")
+    playbook = REPO / PLAYBOOK
+    if not playbook.exists():
+        raise EngineError(f"{playbook} does not exist: rocm-fleet drift runs from a checkout of the collection")
+    progress(f"checking {len(host_groups)} host(s) of {inventory}")
+    events = _Events(sorted(host_groups), progress)
+    env = {
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_FORKS": str(max(16, min(64, len(host_groups)))),
+        "ANSIBLE_NOCOLOR": "1",
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    }
+    with tempfile.TemporaryDirectory(prefix="rocm-fleet-drift-") as private:
+        runner = ansible_runner.run(
+            private_data_dir=private, project_dir=str(REPO), playbook=str(playbook), inventory=inventory,
+            limit=limit, envvars=env, event_handler=events, quiet=True, suppress_env_files=True,
+        )
+        if not events.results and runner.rc != 0:
+            output = runner.stdout.read()[-2000:] if runner.stdout else ""
+            raise EngineError(f"ansible-playbook {PLAYBOOK} exited {runner.rc} without a host result: {output}")
+    for host in host_groups:
+        if host not in events.results:  # the play ended for it before any task said why
+            events.results[host] = HostResult(error="the run ended before this host's checks ran")
+    run = RunInfo(
+        started=started, finished=_now(), inventory=inventory, command=shlex.join(sys.argv),
+        rocm_fleet_version=__version__, limit=limit,
+    )
+    return DriftReport(run=run, hosts=events.results), host_groups

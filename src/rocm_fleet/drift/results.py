@@ -1,0 +1,93 @@
+"""Turn one host's node_compliance result into the report's checks, pending changes and GPU summary.
+
+node_compliance returns one result per item (several items may share a check
+ID: one per file, user or package) and one per GPU class check. A check passes
+when all its items pass; it errors when any item could not be read. A failed
+item that names the task enforcing it is also a change that
+``ansible-playbook site.yml --check`` would report: the task as Ansible prints
+it is ``<role> : <task name>``, and a loop item's label follows in brackets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from rocm_fleet.drift.model import LINK_TYPES, Change, CheckResult, GpuSummary, HostResult
+from rocm_fleet.drift.schema import ReportFormatError
+
+# "Add the listed users to the GPU groups [researcher]" -> task name, loop label.
+TASK_WITH_LABEL = re.compile(r"^(?P<task>.*?) \[(?P<item>.*)\]$")
+
+
+def check_results(results: list[Mapping]) -> list[CheckResult]:
+    by_id: dict[str, list[Mapping]] = {}
+    for result in results:
+        by_id.setdefault(result["id"], []).append(result)
+    checks = []
+    for check_id, items in by_id.items():
+        bad = [item for item in items if item["status"] != "pass"]
+        status = "error" if any(item["status"] == "error" for item in bad) else "fail" if bad else "pass"
+        shown = bad or items
+        checks.append(
+            CheckResult(
+                id=check_id,
+                title=items[0]["title"],
+                status=status,
+                expected=shown[0]["expected"] if len(shown) == 1 else [item["expected"] for item in shown],
+                actual=shown[0]["actual"] if len(shown) == 1 else [item["actual"] for item in shown],
+                message="; ".join(item["message"] for item in bad) if bad else f"{len(items)} item(s) as expected",
+            )
+        )
+    return checks
+
+
+def pending_changes(results: list[Mapping]) -> list[Change]:
+    """One change per task and loop item, in the order the items came; diffs of one task are joined."""
+    changes: dict[tuple, Change] = {}
+    for result in results:
+        if result["status"] != "fail" or not result.get("task"):
+            continue
+        match = TASK_WITH_LABEL.match(result["task"])
+        task, item = (match["task"], match["item"]) if match else (result["task"], None)
+        key = (result.get("role"), task, item)
+        if key in changes:
+            if result.get("diff"):
+                changes[key].diff += result["diff"]
+            continue
+        changes[key] = Change(
+            task=task, role=result.get("role"), action=result.get("action") or "change", item=item,
+            diff=result.get("diff") or "",
+        )
+    return list(changes.values())
+
+
+def gpu_summary(gpu: Mapping | None) -> GpuSummary | None:
+    if not gpu:
+        return None
+    devices = gpu.get("devices") or []
+    link_type = (gpu.get("topology") or {}).get("link_type")
+    if link_type is not None:
+        link_type = [[cell if cell in LINK_TYPES else "UNKNOWN" for cell in row] for row in link_type]
+    try:
+        return GpuSummary(
+            count=int(gpu.get("count") or 0),
+            products=[str(device.get("product") or "unknown") for device in devices],
+            link_type=link_type,
+            numa_affinity=[device.get("numa_node") for device in devices],
+        )
+    except ReportFormatError:  # a malformed matrix costs the picture, not the host's checks
+        return GpuSummary(count=int(gpu.get("count") or 0), products=[str(d.get("product")) for d in devices])
+
+
+def host_result(module_result: Mapping) -> HostResult:
+    results = list(module_result.get("results") or [])
+    return HostResult(
+        checks=check_results(results), changes=pending_changes(results), gpu=gpu_summary(module_result.get("gpu"))
+    )
+
+
+def change_label(change: Change) -> str:
+    """The change as the task line of ``ansible-playbook`` (and its loop label), for comparing with a --check run."""
+    name = f"{change.role} : {change.task}" if change.role else change.task
+    return f"{name} [{change.item}]" if change.item is not None else name

@@ -1,0 +1,161 @@
+"""`rocm-fleet drift` on the lab: compliant after site.yml, each hand change found on its host, exit 3 with a host down.
+
+One batched pass: a different change on each host, then ONE drift run and ONE
+`site.yml --check --diff` run over all of them; per host, drift's pending
+changes must be exactly the tasks --check reports as changed, and its failed
+checks exactly the ones the change breaks. Everything is put back at the end
+with one site.yml run limited to the changed hosts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from lab_ansible import BIN, LAB_INVENTORY, adhoc, ansible_env
+from lab_helpers import REPO, rocm_fleet
+from lab_site import run_playbook
+
+from rocm_fleet.drift.model import Change
+from rocm_fleet.drift.results import change_label
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# A second lab instance (ROCM_FLEET_LAB_DIR, ROCM_FLEET_LAB_INVENTORY) runs this file without touching the default one.
+INVENTORY = Path(os.environ.get("ROCM_FLEET_LAB_INVENTORY") or LAB_INVENTORY)
+GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
+# host -> (commands run as root on the host, lab faults, the checks the change must fail)
+SCENARIOS = {
+    "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-TOPO-001"}),
+    "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [], {"ROCM-SYSCTL-001"}),
+    # As an admin would: the drop-in loses iommu=pt and grub.cfg is regenerated; active until the next boot.
+    "mi210-01": ([f"sed -i 's/ iommu=pt//' {GRUB_DROPIN}", "update-grub"], [], {"ROCM-BOOT-001"}),
+    "w7900-01": ([], [["remove-gpu", "1"]], {"ROCM-GPU-001"}),
+    "rx7900xtx-01": ([], [["unload-amdgpu"]], {"ROCM-DRV-001"}),
+    # Two changes that cannot interfere: a file and a group membership.
+    "rx6700xt-01": (
+        ["echo 'export HSA_ENABLE_SDMA=0' >> /etc/profile.d/rocm.sh", "gpasswd --delete researcher render"],
+        [],
+        {"ROCM-ENV-001", "ROCM-ACCESS-002"},
+    ),
+    "login-01": (["dpkg --remove --force-depends rocminfo6.4.1"], [], {"ROCM-PKG-002"}),
+}
+STOPPED = "login-01"
+
+
+def drift(tmp_path: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+    out = tmp_path / "report"
+    result = subprocess.run(
+        [str(BIN / "rocm-fleet"), "drift", "-i", str(INVENTORY), "--output-dir", str(out), *args],
+        cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
+    )
+    report = json.loads((out / "drift.json").read_text()) if (out / "drift.json").exists() else {}
+    return result.returncode, report, result
+
+
+def failed_checks(host: dict) -> set[str]:
+    return {check["id"] for check in host["checks"] if check["status"] in ("fail", "error")}
+
+
+def change_labels(host: dict) -> list[str]:
+    return sorted(change_label(Change.from_dict(change, "change")) for change in host["changes"])
+
+
+def shell(pattern: str, command: str) -> None:
+    results = adhoc(pattern, "ansible.builtin.shell", command, inventory=INVENTORY)
+    failed = {host: result.get("stderr") or result.get("msg") for host, result in results.items()
+              if result.get("failed")}
+    assert not failed, failed
+
+
+def reboot(pattern: str) -> None:
+    results = adhoc(pattern, "ansible.builtin.reboot", "reboot_timeout=300", inventory=INVENTORY, timeout=600)
+    failed = {host: result.get("msg") for host, result in results.items() if result.get("failed")}
+    assert not failed, failed
+
+
+@pytest.fixture(scope="module")
+def compliant_lab(request):
+    """The converged lab with every pending reboot done: the boot parameters active, the new amdgpu loaded."""
+    if INVENTORY == LAB_INVENTORY:
+        request.getfixturevalue("converged_lab")
+    else:
+        request.getfixturevalue("lab")
+        converge = run_playbook("site.yml", inventory=INVENTORY)
+        assert converge.returncode == 0, converge.tail()
+    # Hosts that may not reboot themselves end site.yml "reboot pending", which drift rightly reports.
+    reboot("all:!mi300x-01")
+    yield
+    for host in SCENARIOS:
+        rocm_fleet("lab", "fault", host, "start", check=False)
+        rocm_fleet("lab", "fault", host, "clear", check=False)
+
+
+def test_drift_reports_every_host_compliant_after_site_yml(compliant_lab, tmp_path):
+    code, report, result = drift(tmp_path)
+    problems = {
+        name: {"checks": failed_checks(host), "changes": change_labels(host), "error": host["error"]}
+        for name, host in report.get("hosts", {}).items() if host["status"] != "compliant"
+    }
+    assert code == 0 and not problems, (problems, result.stderr[-3000:])
+    assert set(report["hosts"]) == set(SCENARIOS)
+    assert {path.name for path in (tmp_path / "report").iterdir()} == {
+        "drift.json", "drift.junit.xml", "drift.html", "drift.prom"}
+    assert "mi300x-01: done" in result.stderr  # progress while it runs
+
+
+def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, tmp_path):
+    for host, (commands, faults, _) in SCENARIOS.items():
+        for command in commands:
+            shell(host, command)
+        for fault in faults:
+            rocm_fleet("lab", "fault", host, *fault)
+    code, report, result = drift(tmp_path)
+    assert code == 2, result.stdout + result.stderr[-3000:]
+    check_run = run_playbook("site.yml", "--check", "--diff", inventory=INVENTORY)
+    for host, (_, _, expected_checks) in SCENARIOS.items():
+        found = report["hosts"][host]
+        assert failed_checks(found) == expected_checks, (host, found["checks"])
+        assert change_labels(found) == sorted(check_run.changed_tasks.get(host, [])), (host, check_run.tail(3000))
+    assert change_labels(report["hosts"]["mi250x-01"]) == [
+        "rocm_fleet.core.kernel : Set the sysctls [kernel.numa_balancing=0]"]
+    profile = next(c for c in report["hosts"]["rx6700xt-01"]["changes"] if c["task"] == "Write the login shell profile")
+    assert "-export HSA_ENABLE_SDMA=0" in profile["diff"]
+    topology = next(c for c in report["hosts"]["mi300x-01"]["checks"] if c["id"] == "ROCM-TOPO-001")
+    assert "GPU 0-1" in topology["message"] and "PCIE" in topology["message"]
+
+
+def test_a_removed_boot_parameter_is_missing_after_the_reboot(compliant_lab, tmp_path):
+    reboot("mi210-01")
+    code, report, _ = drift(tmp_path, "--limit", "mi210-01")
+    checks = {check["id"]: check for check in report["hosts"]["mi210-01"]["checks"]}
+    assert code == 2
+    assert checks["ROCM-BOOT-002"]["status"] == "fail"
+    assert checks["ROCM-BOOT-002"]["message"].startswith("missing: iommu=pt"), checks["ROCM-BOOT-002"]
+    assert failed_checks(report["hosts"]["mi210-01"]) == {"ROCM-BOOT-001", "ROCM-BOOT-002"}
+
+
+def test_an_unreachable_host_exits_3_and_the_others_are_checked_then_all_is_restored(compliant_lab, tmp_path):
+    rocm_fleet("lab", "fault", STOPPED, "stop")
+    code, report, result = drift(tmp_path)
+    out = tmp_path / "report"
+    assert code == 3, result.stderr[-3000:]
+    assert report["hosts"][STOPPED]["status"] == "unreachable"
+    assert all(report["hosts"][host]["checks"] for host in SCENARIOS if host != STOPPED)
+    junit = ET.parse(out / "drift.junit.xml").getroot()
+    assert any(case.get("classname") == STOPPED and case.find("error") is not None
+               for case in junit.iter("testcase") if case.get("name", "").startswith("HOST-REACHABLE"))
+    assert STOPPED in (out / "drift.html").read_text()
+    assert f'rocm_fleet_host_unreachable{{host="{STOPPED}"}} 1' in (out / "drift.prom").read_text()
+
+    for host in SCENARIOS:
+        rocm_fleet("lab", "fault", host, "start", check=False)
+        rocm_fleet("lab", "fault", host, "clear")
+    restore = run_playbook("site.yml", "--limit", ",".join(SCENARIOS), inventory=INVENTORY)
+    assert restore.returncode == 0, restore.tail()
+    reboot("all:!mi300x-01")  # the restored boot parameter and amdgpu become active
+    code, report, result = drift(tmp_path / "after")
+    assert code == 0, {h: failed_checks(r) for h, r in report.get("hosts", {}).items()}

@@ -1,0 +1,131 @@
+"""Issue 4 on the lab: hand changes seen by --check --diff, kernel parameters and reboots, the mirror down.
+
+The tests of this module change hosts of the converged session lab and run in
+file order; the last one puts every changed host back with ONE site.yml run
+limited to them and checks that it converges (for the mirror pass: the rerun
+after the mirror returns). If a test fails early, the module's teardown still
+runs that restore, so the next module finds the lab converged.
+"""
+
+from __future__ import annotations
+
+import pytest
+from lab_helpers import rocm_fleet
+from lab_site import run_playbook
+from provision_lab import (
+    CREATED_USER,
+    boot_id,
+    cmdline,
+    failed_task,
+    failure_of,
+    overlay_inventory,
+    reboot_pending_report,
+    role_task_changes,
+    sudo,
+)
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+# One hand change per host, and the one task that --check --diff must report for it.
+HAND_CHANGES = {
+    "w7900-01": (
+        "printf 'export HIP_VISIBLE_DEVICES=0\\n' >> /etc/profile.d/rocm.sh",
+        "environment : Write the login shell profile",
+    ),
+    "rx7900xtx-01": (
+        f"gpasswd --delete {CREATED_USER} render",
+        f"access : Add the listed users to the GPU groups [{CREATED_USER}]",
+    ),
+    "mi250x-01": (
+        "sed -i 's/^kernel.numa_balancing *= *0$/kernel.numa_balancing = 1/' /etc/sysctl.d/90-rocm-fleet.conf"
+        " && grep -q 'numa_balancing = 1' /etc/sysctl.d/90-rocm-fleet.conf",
+        "kernel : Set the sysctls [kernel.numa_balancing=0]",
+    ),
+    "rx6700xt-01": (
+        "rm /etc/apt/preferences.d/rocm-pin-600",
+        "repo : Pin the ROCm repositories above the distribution",
+    ),
+}
+UNTOUCHED = "login-01"  # converged and left alone: --check --diff must report nothing there
+REBOOT_ALLOWED, REBOOT_NOT_ALLOWED = "mi300x-01", "mi210-01"  # preflight_reboot_allowed by group
+EXTRA_BOOT_PARAM = "pcie_aspm=off"
+MIRROR_HOST, MIRROR_BYSTANDER = "login-01", "rx6700xt-01"
+MISSING_PACKAGE = "rocm-hip-runtime6.4.1"  # a package of the hip use case, removed on MIRROR_HOST only
+
+
+@pytest.fixture(scope="module")
+def touched(lab):
+    """Hosts changed by this module's tests; whatever the last test did not restore is restored at teardown."""
+    hosts: set[str] = set()
+    yield hosts
+    rocm_fleet("lab", "fault", "mirror", "up", check=False)
+    if hosts:
+        restore = run_playbook("site.yml", "--limit", ",".join(sorted(hosts)))
+        assert restore.returncode == 0, restore.tail()
+
+
+def test_check_diff_reports_each_hand_change_and_nothing_else(lab, converged_lab, touched):
+    for host, (command, _) in HAND_CHANGES.items():
+        touched.add(host)
+        sudo(lab, host, command)
+    check = run_playbook("site.yml", "--check", "--diff", "--limit", ",".join([*HAND_CHANGES, UNTOUCHED]))
+    assert check.returncode == 0, check.tail()
+    reported = {host: role_task_changes(check, host) for host in [*HAND_CHANGES, UNTOUCHED]}
+    assert reported == {**{host: [task] for host, (_, task) in HAND_CHANGES.items()}, UNTOUCHED: []}
+    assert "+export HIP_VISIBLE_DEVICES=0" not in check.output  # the diff shows the line going away
+    assert "-export HIP_VISIBLE_DEVICES=0" in check.output, check.tail()
+
+
+def test_a_kernel_parameter_change_reboots_only_where_allowed(lab, converged_lab, touched, tmp_path):
+    hosts = [REBOOT_ALLOWED, REBOOT_NOT_ALLOWED]
+    touched.update(hosts)
+    boot_ids = {host: boot_id(lab, host) for host in hosts}
+    wanted = "{{ preflight_decision.tuning.boot_params + ['" + EXTRA_BOOT_PARAM + "'] }}"
+    overlay = overlay_inventory(tmp_path, {host: {"kernel_boot_params": wanted} for host in hosts})
+    run = run_playbook("playbooks/provision.yml", *overlay, "--limit", ",".join(hosts))
+    assert run.returncode == 0, run.tail()
+    assert role_task_changes(run, REBOOT_ALLOWED).count("kernel : Reboot the host") == 1
+    assert boot_id(lab, REBOOT_ALLOWED) != boot_ids[REBOOT_ALLOWED]
+    assert EXTRA_BOOT_PARAM in cmdline(lab, REBOOT_ALLOWED)
+
+    assert "kernel : Reboot the host" not in role_task_changes(run, REBOOT_NOT_ALLOWED)
+    assert boot_id(lab, REBOOT_NOT_ALLOWED) == boot_ids[REBOOT_NOT_ALLOWED]
+    assert EXTRA_BOOT_PARAM not in cmdline(lab, REBOOT_NOT_ALLOWED)
+    report = reboot_pending_report(run)
+    assert f"{REBOOT_NOT_ALLOWED}:" in report and EXTRA_BOOT_PARAM in report, report
+    assert f"{REBOOT_ALLOWED}:" not in report, report
+
+
+def test_a_host_that_needs_a_package_fails_while_the_mirror_is_down(lab, converged_lab, touched):
+    touched.add(MIRROR_HOST)
+    # Without the package and apt's cached .deb, only this host must download from the mirror.
+    sudo(lab, MIRROR_HOST, f"apt-get remove -y -q {MISSING_PACKAGE} >/dev/null && apt-get clean")
+    rocm_fleet("lab", "fault", "mirror", "down")
+    try:
+        run = run_playbook("site.yml", "--limit", f"{MIRROR_HOST},{MIRROR_BYSTANDER}")
+    finally:
+        rocm_fleet("lab", "fault", "mirror", "up")
+    assert run.returncode != 0, run.tail()
+    failure = failure_of(run, MIRROR_HOST)
+    assert failed_task(run, MIRROR_HOST).endswith("packages : Install the use cases of each ROCm release")
+    assert "Failed to fetch" in failure and MISSING_PACKAGE in failure, failure
+    # The other host finishes (its own hand change repaired, reaching the final report).
+    assert run.recap[MIRROR_BYSTANDER]["failed"] == 0, run.tail()
+    assert role_task_changes(run, MIRROR_BYSTANDER) == [HAND_CHANGES[MIRROR_BYSTANDER][1]]
+    assert "reboot_pending:" in run.output
+
+
+def test_one_rerun_converges_every_changed_host(lab, converged_lab, touched):
+    hosts = sorted(touched)
+    rerun = run_playbook("site.yml", "--limit", ",".join(hosts))
+    assert rerun.returncode == 0, rerun.tail()
+    touched.clear()
+    assert {host: rerun.recap[host]["failed"] for host in hosts} == {host: 0 for host in hosts}
+    changes = {host: role_task_changes(rerun, host) for host in hosts}
+    assert any(task.startswith("packages : Install the use cases") for task in changes[MIRROR_HOST]), changes
+    for host, (_, task) in HAND_CHANGES.items():
+        if host != MIRROR_BYSTANDER:  # repaired by the mirror pass already
+            assert task.split(" [")[0] in {change.split(" [")[0] for change in changes[host]}, (host, changes[host])
+    # The removed boot parameter needs a reboot too: the allowed host boots without it.
+    assert EXTRA_BOOT_PARAM not in cmdline(lab, REBOOT_ALLOWED)
+    assert "kernel : Reboot the host" not in changes[REBOOT_NOT_ALLOWED]
