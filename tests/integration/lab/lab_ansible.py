@@ -11,7 +11,8 @@ from pathlib import Path
 from lab_helpers import REPO
 
 BIN = Path(sys.executable).parent
-LAB_INVENTORY = REPO / "inventory" / "lab"
+# A second lab instance (ROCM_FLEET_LAB_DIR, ROCM_FLEET_LAB_INVENTORY) runs the lab tests beside the default one.
+LAB_INVENTORY = Path(os.environ.get("ROCM_FLEET_LAB_INVENTORY") or REPO / "inventory" / "lab")
 # What AMD's Debian instructions do, with the repo role's variables of inventory/lab: the
 # armored key under /etc/apt/keyrings (apt reads .asc), a deb822 source with signed-by, the pin.
 INSTALL_ROCM_SMI = """\

@@ -7,6 +7,7 @@ import subprocess
 import uuid
 
 import pytest
+from lab_ansible import LAB_INVENTORY
 from lab_helpers import REPO
 
 from rocm_fleet.lab import inventory
@@ -34,7 +35,7 @@ def test_reboot_changes_boot_id_and_applies_grub_drop_in(lab):
             str(REPO / ".venv" / "bin" / "ansible"),
             HOST.name,
             "-i",
-            "inventory/lab",
+            str(LAB_INVENTORY),
             "-m",
             "ansible.builtin.reboot",
         ]
