@@ -1,10 +1,15 @@
-"""Test-only callback: writes {host: [changed task names]} to $ROCM_FLEET_CHANGES_LOG at the end of a run."""
+"""Test-only callback: writes {host: [changed task names]} to $ROCM_FLEET_CHANGES_LOG at the end of a run.
+
+Handlers are left out: what they do (regenerate grub.cfg, leave a reboot marker)
+follows from a task's change and is no managed item of its own.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 
+from ansible.playbook.handler import Handler
 from ansible.plugins.callback import CallbackBase
 
 DOCUMENTATION = """
@@ -26,6 +31,8 @@ class CallbackModule(CallbackBase):
         self.changed: dict[str, list[str]] = {}
 
     def _record(self, result):
+        if isinstance(result._task, Handler):
+            return
         if result._result.get("changed"):
             name = result._task.get_name()
             item = result._result.get("_ansible_item_label", result._result.get("item"))
