@@ -27,6 +27,10 @@ GPU_CHECKS = {
     "rocm_version": ("ROCM-PKG-001", "the pinned ROCm version is the active /opt/rocm"),
 }
 INVALID_EXPECT_ID = ("ROCM-GPU-000", "gpu_expect is valid")
+# What the host can only tell with amdgpu loaded (marketing names, VRAM and the KFD link
+# table): while it is not, these checks are skipped and ROCM-DRV-001 fails instead, so
+# one cause is reported once.
+NEEDS_DRIVER = ("products", "vram_bytes_min", "topology")
 TOPOLOGY_FIELDS = ("link_type", "hops", "weight")
 
 
@@ -194,6 +198,10 @@ def evaluate_gpu(gpu_expect, gpu):
         results.append(_result(INVALID_EXPECT_ID, "gpu_expect", "error", None, None, message))
     for key in sorted(set(gpu_expect) & set(CHECKERS), key=lambda name: GPU_CHECKS[name][0]):
         expected = gpu_expect[key]
+        if key in NEEDS_DRIVER and gpu_expect.get("driver") and not (gpu.get("driver") or {}).get("loaded"):
+            message = "not measurable while amdgpu is not loaded (see %s)" % GPU_CHECKS["driver"][0]
+            results.append(_result(GPU_CHECKS[key], "gpu", "skipped", expected, None, message))
+            continue
         try:
             status, actual, message = CHECKERS[key](expected, gpu)
         except GpuExpectInvalid as exc:

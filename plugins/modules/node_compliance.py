@@ -135,7 +135,10 @@ results:
       description: As given in the item.
       type: str
     status:
-      description: C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+      description:
+        - C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+        - C(skipped) for a GPU check that needs amdgpu (products, VRAM, links) while amdgpu is not loaded;
+          the driver check fails instead.
       type: str
     expected:
       description: The validated expectation, defaults filled in.
@@ -169,7 +172,7 @@ summary:
   description: Counts of results by status, and C(total).
   returned: always
   type: dict
-  sample: {pass: 41, fail: 2, error: 0, total: 43}
+  sample: {pass: 41, fail: 2, error: 0, skipped: 0, total: 43}
 gpu:
   description:
     - The GPU facts gathered for the checks, as M(rocm_fleet.core.gpu_facts) returns them.

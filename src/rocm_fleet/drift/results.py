@@ -26,8 +26,10 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
         by_id.setdefault(result["id"], []).append(result)
     checks = []
     for check_id, items in by_id.items():
-        bad = [item for item in items if item["status"] != "pass"]
-        status = "error" if any(item["status"] == "error" for item in bad) else "fail" if bad else "pass"
+        bad = [item for item in items if item["status"] in ("fail", "error")]
+        skipped = all(item["status"] == "skipped" for item in items)
+        status = "error" if any(item["status"] == "error" for item in bad) else "fail" if bad else \
+            "skipped" if skipped else "pass"
         shown = bad or items
         checks.append(
             CheckResult(
@@ -36,7 +38,8 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
                 status=status,
                 expected=shown[0]["expected"] if len(shown) == 1 else [item["expected"] for item in shown],
                 actual=shown[0]["actual"] if len(shown) == 1 else [item["actual"] for item in shown],
-                message="; ".join(item["message"] for item in bad) if bad else f"{len(items)} item(s) as expected",
+                message="; ".join(item["message"] for item in bad) if bad else
+                items[0]["message"] if skipped else f"{len(items)} item(s) as expected",
             )
         )
     return checks

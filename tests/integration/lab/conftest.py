@@ -19,6 +19,9 @@ def lab():
         pytest.skip(reason)
     from rocm_fleet.lab import paths
 
+    # From bare hosts, whatever an earlier run left on this machine's disk.
+    reset = rocm_fleet("lab", "reset", check=False)
+    assert reset.returncode == 0, reset.stdout + reset.stderr
     up = rocm_fleet("lab", "up", check=False)
     try:
         assert up.returncode == 0, up.stdout + up.stderr

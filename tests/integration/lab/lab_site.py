@@ -22,6 +22,7 @@ class PlaybookRun:
     output: str
     recap: dict[str, dict[str, int]]
     changed_tasks: dict[str, list[str]]  # host -> names of tasks that reported a change
+    failed_tasks: dict[str, list[dict]]  # host -> [{task, message}] of the failures, in order
 
     def tail(self, characters: int = 6000) -> str:
         return self.output[-characters:]
@@ -41,6 +42,6 @@ def run_playbook(playbook: str = "site.yml", *args: str, inventory: Path = LAB_I
         match = RECAP_LINE.match(line)
         if match:
             recap[match["host"]] = {key: int(match[key]) for key in ("ok", "changed", "unreachable", "failed")}
-    changed = json.loads(log.read_text()) if log.stat().st_size else {}
+    recorded = json.loads(log.read_text()) if log.stat().st_size else {}
     log.unlink()
-    return PlaybookRun(result.returncode, output, recap, changed)
+    return PlaybookRun(result.returncode, output, recap, recorded.get("changed", {}), recorded.get("failed", {}))

@@ -93,15 +93,14 @@ def reboot_pending_report(run: PlaybookRun) -> str:
 
 
 def failure_of(run: PlaybookRun, host: str) -> str:
-    """The first `fatal: [host]` line of a run with the indented result under it."""
-    lines = run.output.splitlines()
-    start = next((index for index, line in enumerate(lines) if line.startswith(f"fatal: [{host}]")), None)
-    assert start is not None, f"{host} did not fail:\n{run.tail()}"
-    end = next((index for index in range(start + 1, len(lines)) if not lines[index].startswith(" ")), len(lines))
-    return "\n".join(lines[start:end])
+    """The message (msg, stderr, stdout) of the host's first failure."""
+    failures = run.failed_tasks.get(host)
+    assert failures, f"{host} did not fail:\n{run.tail()}"
+    return failures[0]["message"]
 
 
 def failed_task(run: PlaybookRun, host: str) -> str:
-    """The name of the task (role prefix and all) whose header precedes the host's first failure."""
-    before = run.output.split(f"fatal: [{host}]", 1)[0]
-    return before.rsplit("TASK [", 1)[1].split("]", 1)[0]
+    """The name of the task (role prefix and all) of the host's first failure."""
+    failures = run.failed_tasks.get(host)
+    assert failures, f"{host} did not fail:\n{run.tail()}"
+    return failures[0]["task"]

@@ -165,6 +165,8 @@ def onboarding(tmp_path_factory):
         for name, value in env.items():
             patch.setenv(name, value)
         try:
+            # New hosts are bare: drop whatever an interrupted run left on disk.
+            rocm_fleet("lab", "reset", env=env, check=False)
             up = rocm_fleet("lab", "up", env=env, check=False)
             assert up.returncode == 0, up.stdout + up.stderr
             yield Onboarding(LabShell(STATE_DIR), ports, inventory, work / "results")

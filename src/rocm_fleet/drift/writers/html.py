@@ -20,7 +20,7 @@ from rocm_fleet.drift.writers.html_style import STYLESHEET
 
 # check status -> (symbol, words for the tooltip)
 CHECK_ICONS = {"pass": ("\u2713", "pass"), "fail": ("\u2717", "fail"), "error": ("\u26a0", "error"),
-               "waived": ("\u2298", "waived")}  # fmt: skip
+               "waived": ("\u2298", "waived"), "skipped": ("\u2013", "not measurable")}  # fmt: skip
 SUMMARY_CARDS = (("hosts", "hosts"), ("compliant", "compliant"), ("drift", "drift"), ("unreachable", "unreachable"),
                  ("error", "error"), ("failed_checks", "failed checks"), ("changes", "changes"))  # fmt: skip
 
@@ -147,7 +147,7 @@ def _host_items(host: HostResult) -> str:
     parts = []
     if host.error:
         parts.append(f'<p class="cell-error">The checks could not run: {_e(host.error)}</p>')
-    findings = [check for check in host.checks if check.status != "pass"]
+    findings = [check for check in host.checks if check.status not in ("pass", "skipped")]
     passed = len(host.checks) - len(findings)
     parts.append(f"<h3>Checks: {passed} of {len(host.checks)} pass</h3>")
     parts.extend(_check_details(check) for check in findings)

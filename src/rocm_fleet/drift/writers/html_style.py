@@ -35,6 +35,7 @@ table.grid a { color: inherit; }
 .cell-fail { background: #fbe3e1; color: #9b2c25; font-weight: 700; }
 .cell-error { background: #fdf0d9; color: #8a5a0f; font-weight: 700; }
 .cell-waived { background: #ebebf8; color: #4a4a94; }
+.cell-skipped { background: #f2f2f2; color: #777; }
 .cell-none { color: #b3b8bf; }
 .cell-unreachable { background: #fdf0d9; color: #8a5a0f; text-align: left !important; }
 .badge { display: inline-block; border-radius: 10px; padding: 1px 10px; font-size: 12px; font-weight: 600; color: #fff;

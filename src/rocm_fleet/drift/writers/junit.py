@@ -65,6 +65,8 @@ def _add_check(suite: ET.Element, host: str, check: CheckResult) -> None:
         _outcome(case, "failure", check.message or f"{check.id} failed", check.id, _check_body(check))
     elif check.status == "error":
         _outcome(case, "error", check.message or f"{check.id} could not run", check.id, _check_body(check))
+    elif check.status == "skipped":
+        ET.SubElement(case, "skipped", {"message": xml_text(check.message or "not measurable")})
     elif check.status == "waived" and check.waiver:
         message = f"waived: {check.waiver.reason} (expires {check.waiver.expires})"
         ET.SubElement(case, "skipped", {"message": xml_text(message)})

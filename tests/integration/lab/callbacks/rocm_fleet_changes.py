@@ -1,4 +1,4 @@
-"""Test-only callback: writes {host: [changed task names]} to $ROCM_FLEET_CHANGES_LOG at the end of a run.
+"""Test-only callback: writes {"changed": {host: [task]}, "failed": {host: [failure]}} to $ROCM_FLEET_CHANGES_LOG.
 
 Handlers are left out: what they do (regenerate grub.cfg, leave a reboot marker)
 follows from a task's change and is no managed item of its own.
@@ -29,6 +29,7 @@ class CallbackModule(CallbackBase):
     def __init__(self):
         super().__init__()
         self.changed: dict[str, list[str]] = {}
+        self.failed: dict[str, list[dict]] = {}
 
     def _record(self, result):
         if isinstance(result._task, Handler):
@@ -46,8 +47,22 @@ class CallbackModule(CallbackBase):
     def v2_runner_item_on_ok(self, result):
         self._record(result)
 
+    def _record_failure(self, result):
+        if result._result.get("ignore_errors") or result._task.ignore_errors:
+            return
+        details = result._result
+        text = "\n".join(str(details.get(key) or "") for key in ("msg", "stderr", "stdout") if details.get(key))
+        self.failed.setdefault(result._host.get_name(), []).append({"task": result._task.get_name(), "message": text})
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        if not ignore_errors and "results" not in result._result:
+            self._record_failure(result)
+
+    def v2_runner_item_on_failed(self, result):
+        self._record_failure(result)
+
     def v2_playbook_on_stats(self, stats):
         path = os.environ.get("ROCM_FLEET_CHANGES_LOG")
         if path:
             with open(path, "w") as handle:
-                json.dump(self.changed, handle, indent=1, sort_keys=True)
+                json.dump({"changed": self.changed, "failed": self.failed}, handle, indent=1, sort_keys=True)

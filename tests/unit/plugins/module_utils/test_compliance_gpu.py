@@ -67,3 +67,14 @@ def test_a_product_pattern_covers_the_variants_of_one_product():
     wrong = results({"products": "AMD Instinct MI300X*"}, fact(count=1))["ROCM-GPU-002"]
     assert wrong["status"] == "fail"
     assert wrong["message"] == "GPU 0: AMD Radeon PRO W7900, expected AMD Instinct MI300X*"
+
+
+def test_checks_that_need_the_driver_are_skipped_while_it_is_not_loaded():
+    gpu = {"count": 1, "devices": [{"product": "AMD Radeon RX 7900 XT/7900 XTX/7900 GRE", "vram_bytes": None,
+                                    "gfx_target": "gfx1100", "numa_node": 0}],
+           "topology": None, "driver": {"loaded": False, "version": None}}
+    expect = {"count": 1, "products": "AMD Radeon RX 7900 XTX*", "vram_bytes_min": 20 << 30,
+              "gfx_targets": ["gfx1100"], "driver": {"loaded": True, "version": "6.12.12*"}}
+    statuses = {result["id"]: result["status"] for result in evaluate_gpu(expect, gpu)}
+    assert statuses == {"ROCM-GPU-001": "pass", "ROCM-GPU-002": "skipped", "ROCM-GPU-003": "pass",
+                        "ROCM-GPU-004": "skipped", "ROCM-DRV-001": "fail"}
