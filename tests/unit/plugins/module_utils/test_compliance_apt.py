@@ -5,8 +5,8 @@ import shutil
 import subprocess
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import HostView
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate_item
+from compliance_tree import check as check_item
+from compliance_tree import write
 
 KEYRING = "/etc/apt/keyrings/rocm.gpg"
 URI = "https://repo.example.invalid/rocm/apt/6.4.1"
@@ -23,10 +23,6 @@ Pin-Priority: 600
 """
 
 
-def write(root, path, data):
-    full = root / path.lstrip("/")
-    full.parent.mkdir(parents=True, exist_ok=True)
-    (full.write_bytes if isinstance(data, bytes) else full.write_text)(data)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +51,7 @@ def keys(tmp_path_factory):
 
 
 def check(root, kind, **expect):
-    return evaluate_item({"id": "ROCM-REPO-001", "kind": kind, "expect": expect}, 0, HostView(str(root)))
+    return check_item(root, kind, item_id="ROCM-REPO-001", **expect)
 
 
 def source(root, keys, path="/etc/apt/sources.list.d/rocm.sources", fingerprint_index=0, **expect):

@@ -3,19 +3,13 @@
 import os
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import HostView
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate_item
+from compliance_tree import check as check_item
+from compliance_tree import write
 
 ETC_GROUP = "root:x:0:\nvideo:x:44:alice\nrender:x:105:\n"
 ETC_PASSWD = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n"
 
 
-def write(root, path, text, mode=0o644):
-    full = root / path.lstrip("/")
-    full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(text)
-    os.chmod(full, mode)
-    return full
 
 
 @pytest.fixture
@@ -26,8 +20,7 @@ def root(tmp_path):
 
 
 def check(root, kind, **expect):
-    item = {"id": "ROCM-TEST-001", "kind": kind, "role": "environment", "task": "Write it", "expect": expect}
-    return evaluate_item(item, 0, HostView(str(root)))
+    return check_item(root, kind, role="environment", task="Write it", **expect)
 
 
 def test_file_with_expected_content_and_mode_passes(root):

@@ -2,10 +2,11 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import HostView
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate_item
+from compliance_tree import check as check_item
+from compliance_tree import write
 
 ETC_GROUP = "root:x:0:\nvideo:x:44:alice,bob\nrender:x:105:alice\nalice:x:1000:\ncarol:x:1002:\n"
 ETC_PASSWD = (
@@ -16,11 +17,6 @@ ETC_PASSWD = (
 )
 
 
-def write(root, path, text):
-    full = root / path.lstrip("/")
-    full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(text)
-    return full
 
 
 @pytest.fixture
@@ -31,7 +27,7 @@ def root(tmp_path):
 
 
 def check(root, kind, **expect):
-    return evaluate_item({"id": "ROCM-TEST-002", "kind": kind, "expect": expect}, 0, HostView(str(root)))
+    return check_item(root, kind, item_id="ROCM-TEST-002", **expect)
 
 
 def test_group_members_counts_primary_group_and_names_the_missing(root):
@@ -197,9 +193,5 @@ def test_live_procfs_sysctl_is_readable():
     # procfs refuses multi-megabyte reads (ENOMEM); the evaluator must read it in small chunks.
     with open("/proc/sys/vm/max_map_count") as handle:
         value = handle.read().strip()
-    result = evaluate_item(
-        {"id": "ROCM-TEST-003", "kind": "sysctl", "expect": {"name": "vm.max_map_count", "value": value}},
-        0,
-        HostView("/"),
-    )
+    result = check_item(Path("/"), "sysctl", item_id="ROCM-TEST-003", name="vm.max_map_count", value=value)
     assert (result["status"], result["message"]) == ("pass", "vm.max_map_count = %s" % value)

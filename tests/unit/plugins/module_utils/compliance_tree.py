@@ -1,0 +1,25 @@
+"""A host's files as a temp tree, and one compliance item evaluated against it (shared by the compliance tests)."""
+
+import os
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import HostView
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate_item
+
+
+def write(root, path, data, mode=None):
+    """Write text or bytes at ``path`` under ``root``; ``mode`` as os.chmod takes it."""
+    full = root / path.lstrip("/")
+    full.parent.mkdir(parents=True, exist_ok=True)
+    (full.write_bytes if isinstance(data, bytes) else full.write_text)(data)
+    if mode is not None:
+        os.chmod(full, mode)
+    return full
+
+
+def check(root, kind, item_id="ROCM-TEST-001", **fields):
+    """Evaluate one item of ``kind``; ``role``/``task`` go on the item, everything else into ``expect``."""
+    item = {"id": item_id, "kind": kind, "expect": fields}
+    for key in ("role", "task"):
+        if key in fields:
+            item[key] = fields.pop(key)
+    return evaluate_item(item, 0, HostView(str(root)))
