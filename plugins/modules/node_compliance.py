@@ -49,9 +49,16 @@ options:
         C(vram_bytes_min), C(topology) (C(link_type), C(hops), C(weight), each one value for every pair or a matrix),
         C(numa_affinity) (list per GPU), C(driver) (C(loaded), C(version)), C(rocm_version) (pattern).
     type: dict
+  gpu:
+    description:
+      - The C(gpu) fact that M(rocm_fleet.core.gpu_facts) gathered earlier in the same play. When given, the
+        module gathers nothing and O(gpu_sources) is not used, so a play that already classified the GPUs reads
+        them once.
+    type: dict
   gpu_sources:
     description:
-      - Sources of the GPU facts, as in M(rocm_fleet.core.gpu_facts). An empty list skips the gathering.
+      - Sources of the GPU facts, as in M(rocm_fleet.core.gpu_facts), when O(gpu) is not given. An empty list skips
+        the gathering.
     type: list
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
@@ -197,6 +204,7 @@ def main():
             # The evaluator validates each item, so one bad item is one error result, not a failed task.
             items=dict(type="list", elements="dict", default=[]),
             gpu_expect=dict(type="dict"),
+            gpu=dict(type="dict"),
             gpu_sources=dict(type="list", elements="str", choices=list(SOURCES), default=["sysfs", "rocm_smi"]),
             root=dict(type="path", default="/", aliases=["sysfs_root"]),
             timeout=dict(type="int", default=30),
@@ -206,8 +214,8 @@ def main():
     params = module.params
     if params["timeout"] <= 0:
         module.fail_json(msg="timeout must be a positive number of seconds, got %d" % params["timeout"])
-    gpu, warnings = None, []
-    if params["gpu_sources"]:
+    gpu, warnings = params["gpu"], []
+    if gpu is None and params["gpu_sources"]:
         gather_params = {"sysfs_root": params["root"], "sources": params["gpu_sources"], "timeout": params["timeout"]}
         try:
             gpu = gather(gather_params, module.get_bin_path, ROCM_BIN_DIRS)

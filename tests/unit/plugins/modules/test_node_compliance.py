@@ -8,10 +8,6 @@ import json
 import os
 import time
 
-import pytest
-from ansible.module_utils.testing import patch_module_args
-from ansible_collections.rocm_fleet.core.plugins.modules import node_compliance
-
 from rocm_fleet.hardware import load_profile
 from rocm_fleet.hardware.render import render_profile
 
@@ -23,21 +19,6 @@ MI300X_CLASS = {
     "topology": {"link_type": "XGMI", "hops": 1, "weight": 15},
     "numa_affinity": [0, 0, 0, 0, 1, 1, 1, 1],
 }
-
-
-@pytest.fixture
-def run_node_compliance(capsys, monkeypatch):
-    def run(**params):
-        params.setdefault("gpu_sources", ["sysfs"])
-        monkeypatch.setenv("PATH", "/nonexistent")
-        monkeypatch.setattr(node_compliance, "ROCM_BIN_DIRS", [])
-        with patch_module_args(params), pytest.raises(SystemExit) as exit_info:
-            node_compliance.main()
-        result = json.loads(capsys.readouterr().out)
-        result["rc"] = exit_info.value.code
-        return result
-
-    return run
 
 
 def rendered(tmp_path, profile):
@@ -188,3 +169,15 @@ def test_timeout_must_be_positive(run_node_compliance):
     result = run_node_compliance(timeout=0)
     assert result["rc"] == 1
     assert result["msg"] == "timeout must be a positive number of seconds, got 0"
+
+
+def test_a_gpu_fact_gathered_earlier_is_checked_without_gathering_again(tmp_path, run_node_compliance):
+    gathered = run_node_compliance(root=rendered(tmp_path, load_profile("mi300x-8")), gpu_expect=MI300X_CLASS)["gpu"]
+    degraded = json.loads(json.dumps(gathered))
+    degraded["topology"]["link_type"][0][1] = degraded["topology"]["link_type"][1][0] = "PCIE"
+    # An empty root: had the module gathered, it would have found no GPU at all.
+    result = run_node_compliance(root=str(tmp_path / "empty"), gpu=degraded, gpu_expect=MI300X_CLASS)
+    assert result["gpu"] == degraded
+    assert by_id(result)["ROCM-GPU-001"]["status"] == "pass"
+    assert by_id(result)["ROCM-TOPO-001"]["status"] == "fail"
+    assert "GPU 0-1" in by_id(result)["ROCM-TOPO-001"]["message"]
