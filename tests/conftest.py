@@ -7,3 +7,9 @@ REPO = Path(__file__).resolve().parent.parent
 COLLECTIONS = REPO / "collections"
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))
+
+# Ansible's collection loader, installed before anything imports ansible_collections, so
+# the templar finds this collection's filters (rocm_fleet.core.*) in every test.
+from ansible.plugins.loader import init_plugin_loader  # noqa: E402
+
+init_plugin_loader([str(COLLECTIONS)])

@@ -123,6 +123,13 @@ def rocm_data_problems(catalog, matrix):
     )
 
 
+@_filter_errors
+def rocm_release_packages(usecase_sets, release, usecases, extra=None):
+    if not isinstance(usecase_sets, list):
+        raise AnsibleFilterError("rocm_release_packages expects the list of use-case sets")
+    return rocm_decisions.release_packages(usecase_sets, release, usecases, extra)
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -133,4 +140,5 @@ class FilterModule(object):
             "gpu_tuning": gpu_tuning,
             "preflight_report": preflight_report,
             "rocm_data_problems": rocm_data_problems,
+            "rocm_release_packages": rocm_release_packages,
         }

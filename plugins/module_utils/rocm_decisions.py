@@ -23,7 +23,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_classification
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_data_checks import data_problems  # noqa: F401
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_overrides import effective_targets, plan_overrides
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_support import check_support  # noqa: F401
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import normalize_rocm_version
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import normalize_rocm_version, version_key
 
 
 class DecisionError(ValueError):
@@ -134,3 +134,35 @@ def preflight_report(decision, host):
     )
     lines.extend("  - warning: %s" % text for text in decision.get("warnings") or [])
     return "\n".join(lines)
+
+
+def release_packages(usecase_sets, release, usecases, extra=None):
+    """AMD's versioned package names of ``usecases`` for one ROCm ``release``, then ``extra``.
+
+    ``usecase_sets`` lists ``{since: x.y.z, <usecase>: [meta packages]}``; the newest
+    entry whose ``since`` is not above the release applies. Each name gets the
+    release appended (rocm-hip-runtime6.4.1), AMD's multi-version packages.
+    """
+    version = _version_key(release)
+    applicable = [entry for entry in usecase_sets if _version_key(entry.get("since", "0")) <= version]
+    if not applicable:
+        raise ValueError("no use-case set applies to ROCm %s (the oldest starts at %s)"
+                         % (release, min((entry.get("since") for entry in usecase_sets), default="none")))
+    chosen = max(applicable, key=lambda entry: _version_key(entry["since"]))
+    unknown = [usecase for usecase in usecases if usecase not in chosen or usecase == "since"]
+    if unknown:
+        raise ValueError("unknown use case(s) %s for ROCm %s; known: %s"
+                         % (", ".join(unknown), release, ", ".join(sorted(k for k in chosen if k != "since"))))
+    names = []
+    for usecase in usecases:
+        for name in chosen[usecase]:
+            if name not in names:
+                names.append(name)
+    return [name + str(release) for name in names] + list(extra or [])
+
+
+def _version_key(version):
+    key = version_key(version)
+    if key is None:
+        raise ValueError("%r is not an x.y.z ROCm release" % (version,))
+    return key

@@ -16,6 +16,9 @@ description:
   - Reads what a host reports about its AMD GPUs from sysfs, C(rocm-smi), C(amd-smi) and C(rocminfo)
     and returns them as the C(gpu) fact (schema 1).
   - Sysfs needs no ROCm userspace, so the module also works on a new server before anything is installed.
+  - With O(host_facts=true) it also returns the OS, kernel and CPU facts a GPU decision needs, with the names and
+    values of M(ansible.builtin.setup), so one module call can replace C(setup) with C(gather_subset=[min, hardware])
+    where only these facts are used.
   - A missing tool is not a failure. A tool that hangs is killed after O(timeout). Output that cannot be
     parsed marks that source C(failed) with a warning naming the tool and the offending line, while the
     other sources still fill the facts. The module fails only on invalid options.
@@ -51,6 +54,16 @@ options:
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
     default: [sysfs, rocm_smi, amd_smi, rocminfo]
+  host_facts:
+    description:
+      - Also return C(distribution), C(distribution_version), C(distribution_major_version), C(distribution_release),
+        C(os_family), C(kernel), C(kernel_version), C(architecture) and C(processor), as M(ansible.builtin.setup)
+        returns them (C(processor) as with C(gather_subset=[min, hardware])), computed by the same ansible-core code.
+      - They describe the host the module runs on; O(sysfs_root) does not apply to them.
+      - C(processor) is read from C(/proc/cpuinfo), on Linux only, without running a command.
+      - A fact that cannot be read is left out with a warning; the GPU facts are returned all the same.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -60,10 +73,12 @@ attributes:
     description: The module only reads.
   facts:
     support: full
-    description: Returns the C(gpu) fact.
+    description: Returns the C(gpu) fact, and the host facts of O(host_facts).
 notes:
   - Runs every tool with C(LC_ALL=C).
   - An MI250X package shows as two GPUs (GCDs), as the OS sees it.
+  - The host facts are returned under setup's names (C(ansible_distribution) ...), so plays read them as
+    C(ansible_facts.distribution) ... exactly as after M(ansible.builtin.setup).
 seealso:
   - name: ROCm system management
     description: rocm-smi and amd-smi documentation.
@@ -82,6 +97,11 @@ EXAMPLES = r"""
   rocm_fleet.core.gpu_facts:
     sysfs_root: /mnt/image
     sources: [sysfs]
+
+- name: GPU, OS, kernel and CPU facts in one call, instead of setup with gather_subset [min, hardware]
+  rocm_fleet.core.gpu_facts:
+    sources: [sysfs]
+    host_facts: true
 
 - name: Show the GPU count
   ansible.builtin.debug:
@@ -154,12 +174,67 @@ ansible_facts:
           type: list
           elements: str
           sample: ["GPU count differs between sources: sysfs sees 8, rocm-smi sees 7"]
+    ansible_distribution:
+      description: Name of the distribution, as setup's C(distribution) (plays read C(ansible_facts.distribution)).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: Ubuntu
+    ansible_distribution_version:
+      description: Version of the distribution, as setup's C(distribution_version).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: "22.04"
+    ansible_distribution_major_version:
+      description: Major version of the distribution, as setup's C(distribution_major_version).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: "22"
+    ansible_distribution_release:
+      description: Release (code) name of the distribution, as setup's C(distribution_release).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: jammy
+    ansible_os_family:
+      description: OS family, as setup's C(os_family).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: Debian
+    ansible_kernel:
+      description: Release of the running kernel (C(uname -r)), as setup's C(kernel).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: 6.8.0-60-generic
+    ansible_kernel_version:
+      description: Version string of the running kernel (C(uname -v)), as setup's C(kernel_version).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: "#63~22.04.1-Ubuntu SMP PREEMPT_DYNAMIC Tue Apr 22 19:00:15 UTC 2"
+    ansible_architecture:
+      description: Machine architecture, as setup's C(architecture).
+      returned: when O(host_facts=true) and it could be read
+      type: str
+      sample: x86_64
+    ansible_processor:
+      description:
+        - The CPUs from C(/proc/cpuinfo), as setup's C(processor) (hardware subset) on Linux.
+        - On x86, for each logical CPU in turn, its index, C(vendor_id) and C(model name).
+      returned: when O(host_facts=true), on Linux, and it could be read
+      type: list
+      elements: str
+      sample:
+        - "0"
+        - AuthenticAMD
+        - AMD EPYC 9654 96-Core Processor
+        - "1"
+        - AuthenticAMD
+        - AMD EPYC 9654 96-Core Processor
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
 
 # Module-level so tests can point the search away from a real /opt/rocm.
 ROCM_BIN_DIRS = ["/opt/rocm/bin"]
@@ -174,6 +249,7 @@ def main():
             rocminfo_path=dict(type="path"),
             timeout=dict(type="int", default=30),
             sources=dict(type="list", elements="str", choices=list(SOURCES), default=list(SOURCES)),
+            host_facts=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -183,7 +259,13 @@ def main():
         gpu = gather(module.params, module.get_bin_path, ROCM_BIN_DIRS)
     except Exception as exc:  # never end in a traceback
         module.fail_json(msg="gpu_facts: could not merge the GPU sources: %s: %s" % (type(exc).__name__, exc))
-    module.exit_json(changed=False, ansible_facts={"gpu": gpu})
+    facts = {"gpu": gpu}
+    if module.params["host_facts"]:
+        host, warnings = gather_host_facts(module)  # never raises: what it could not read is a warning
+        for warning in warnings:
+            module.warn(warning)
+        facts.update(host)
+    module.exit_json(changed=False, ansible_facts=facts)
 
 
 if __name__ == "__main__":

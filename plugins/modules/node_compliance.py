@@ -63,6 +63,13 @@ options:
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
     default: [sysfs, rocm_smi]
+  host_facts:
+    description:
+      - Also return, in C(ansible_facts), the C(gpu) fact read for the checks and the OS, kernel and CPU facts of
+        M(rocm_fleet.core.gpu_facts)'s O(rocm_fleet.core.gpu_facts#module:host_facts), so a caller that rendered
+        the items from earlier facts can confirm, in the same call, that they still hold.
+    type: bool
+    default: false
   root:
     description:
       - Root of the tree to inspect, so tests and chroot inspections can point at another tree.
@@ -186,6 +193,11 @@ gpu:
     - Null when O(gpu_sources) is empty.
   returned: always
   type: dict
+ansible_facts:
+  description:
+    - The C(gpu) fact and the host facts, under the names M(rocm_fleet.core.gpu_facts) gives them.
+  returned: when O(host_facts=true)
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -193,6 +205,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
 
 # Module-level so tests can point the tool search away from a real /opt/rocm.
 ROCM_BIN_DIRS = ["/opt/rocm/bin"]
@@ -206,6 +219,7 @@ def main():
             gpu_expect=dict(type="dict"),
             gpu=dict(type="dict"),
             gpu_sources=dict(type="list", elements="str", choices=list(SOURCES), default=["sysfs", "rocm_smi"]),
+            host_facts=dict(type="bool", default=False),
             root=dict(type="path", default="/", aliases=["sysfs_root"]),
             timeout=dict(type="int", default=30),
         ),
@@ -225,9 +239,16 @@ def main():
         results, summary = evaluate(params["items"], params["root"], params["gpu_expect"], gpu)
     except Exception as exc:  # never end in a traceback
         module.fail_json(msg="node_compliance: evaluation failed: %s: %s" % (type(exc).__name__, exc))
+    facts = None
+    if params["host_facts"]:
+        host, host_warnings = gather_host_facts(module)  # never raises: what it could not read is a warning
+        warnings.extend(host_warnings)
+        facts = dict(host, gpu=gpu)
     for warning in warnings:
         module.warn(warning)
-    module.exit_json(changed=False, results=results, summary=summary, gpu=gpu)
+    if facts is None:
+        module.exit_json(changed=False, results=results, summary=summary, gpu=gpu)
+    module.exit_json(changed=False, results=results, summary=summary, gpu=gpu, ansible_facts=facts)
 
 
 if __name__ == "__main__":

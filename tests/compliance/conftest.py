@@ -4,8 +4,8 @@
 
 testinfra's ansible backend resolves the hosts; the checks then run once for all
 of them through the drift engine (playbooks/drift.yml: the roles' own desired
-state plus the GPU class, one module call per host), never a round trip per
-check. Waivers excuse known exceptions as in `rocm-fleet drift`; an expired one fails.
+state plus the GPU class, evaluated in one node_compliance call per host), never a
+round trip per check. Waivers excuse known exceptions as in `rocm-fleet drift`; an expired one fails.
 """
 
 from __future__ import annotations

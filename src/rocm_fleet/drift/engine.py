@@ -1,14 +1,17 @@
 """The drift engine: run playbooks/drift.yml through ansible-runner and read each host's result from its events.
 
-Each host costs its preflight facts, the GPU classification and one
-node_compliance call (roles/compliance); the desired state is rendered on the
-controller. Nothing on a host changes. A host that is unreachable, or whose
-checks could not run, is recorded as such and never stops the others.
+Each host costs one task (roles/compliance: rocm_fleet.core.host_compliance):
+two module calls over one connection, gpu_facts and node_compliance, with the
+decision and the desired state evaluated on the controller between them; one
+call while the facts kept from the run before (the fact cache) still hold.
+Nothing on a host changes. A host that is unreachable, or whose checks could
+not run, is recorded as such and never stops the others.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
 import shlex
 import sys
@@ -23,7 +26,8 @@ from rocm_fleet.drift.results import host_result
 # The checkout is the collection (collections/ansible_collections/rocm_fleet/core -> repo root).
 REPO = Path(os.environ.get("ROCM_FLEET_COLLECTION_ROOT") or Path(__file__).resolve().parents[3])
 PLAYBOOK = "playbooks/drift.yml"
-COMPLIANCE_ACTIONS = ("rocm_fleet.core.node_compliance", "node_compliance")
+FACT_CACHE_SECONDS = 7 * 24 * 3600
+COMPLIANCE_ACTIONS = ("rocm_fleet.core.host_compliance", "host_compliance")
 
 
 class EngineError(RuntimeError):
@@ -72,6 +76,20 @@ class _Events:
         return True
 
 
+def fact_cache_dir(inventory: str) -> Path | None:
+    """Where this inventory's hosts' GPU and OS facts are kept between runs; None when switched off.
+
+    ROCM_FLEET_FACT_CACHE names the directory (``none`` switches the cache off);
+    by default it is per inventory under $XDG_CACHE_HOME (~/.cache)/rocm-fleet/facts.
+    """
+    configured = os.environ.get("ROCM_FLEET_FACT_CACHE")
+    if configured:
+        return None if configured.lower() == "none" else Path(configured)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = hashlib.sha256(str(Path(inventory).resolve()).encode()).hexdigest()[:16]
+    return base / "rocm-fleet" / "facts" / key
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
@@ -95,11 +113,21 @@ def collect(inventory: str, limit: str | None, progress: Callable[[str], None]) 
         "ANSIBLE_FORKS": str(max(16, min(64, len(host_groups)))),
         "ANSIBLE_NOCOLOR": "1",
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        # ansible-runner turns host key checking off unless told; keep Ansible's default.
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        # How long a host's facts may stand in for a first look (the fact cache, below).
+        "ANSIBLE_CACHE_PLUGIN_TIMEOUT": str(FACT_CACHE_SECONDS),
     }
+    # ansible-runner keeps Ansible's jsonfile fact cache in its (temporary) artifacts
+    # unless given a directory: each host's facts from the run before let host_compliance
+    # decide first and confirm in its one node_compliance call, one module call per host
+    # instead of two while the facts hold. Only drift runs use this cache, never site.yml.
+    cache = fact_cache_dir(inventory)
+    cache_options = {"fact_cache_type": "jsonfile", "fact_cache": str(cache)} if cache else {"fact_cache_type": "none"}
     with tempfile.TemporaryDirectory(prefix="rocm-fleet-drift-") as private:
         runner = ansible_runner.run(
             private_data_dir=private, project_dir=str(REPO), playbook=str(playbook), inventory=inventory,
-            limit=limit, envvars=env, event_handler=events, quiet=True, suppress_env_files=True,
+            limit=limit, envvars=env, event_handler=events, quiet=True, suppress_env_files=True, **cache_options,
         )
         if not events.results and runner.rc != 0:
             output = runner.stdout.read()[-2000:] if runner.stdout else ""

@@ -60,15 +60,18 @@ def ansible_env(extra: dict | None = None) -> dict:
     }
 
 
-def adhoc(pattern: str, module: str, args: str = "", timeout: float = 180, inventory: Path = LAB_INVENTORY) -> dict:
-    """Run one module on ``pattern``; return {host: result} from the JSON callback."""
+def adhoc(
+    pattern: str, module: str, args: str = "", timeout: float = 180, inventory: Path = LAB_INVENTORY,
+    env: dict | None = None,
+) -> dict:
+    """Run one module on ``pattern`` (``env``: more environment); return {host: result} from the JSON callback."""
     command = [str(BIN / "ansible"), "-i", str(inventory), pattern, "-m", module]
     if args:
         command += ["-a", args]
     result = subprocess.run(
         command,
         cwd=REPO,
-        env=ansible_env({"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "json"}),
+        env=ansible_env({"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "json", **(env or {})}),
         capture_output=True,
         text=True,
         timeout=timeout,

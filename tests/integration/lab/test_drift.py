@@ -105,6 +105,31 @@ def test_drift_reports_every_host_compliant_after_site_yml(compliant_lab, tmp_pa
     assert "mi300x-01: done" in result.stderr  # progress while it runs
 
 
+def test_known_facts_save_a_module_call_and_never_hide_a_change(compliant_lab, tmp_path):
+    """host_compliance decides from cached facts and confirms them in its one call; a change costs the second."""
+    host = "w7900-01"
+    cache = {"ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp_path)}
+
+    def evaluate(env: dict | None) -> dict:
+        result = adhoc(host, "rocm_fleet.core.host_compliance", inventory=INVENTORY, env=env)[host]
+        assert not result.get("failed"), result.get("msg")
+        return result
+
+    first, second = evaluate(cache), evaluate(cache)
+    assert (first["module_calls"], second["module_calls"]) == (2, 1)
+    assert second["results"] == first["results"] and second["decision"] == first["decision"]
+    assert second["summary"]["fail"] == 0
+    rocm_fleet("lab", "fault", host, "remove-gpu", "1")
+    try:
+        changed, uncached = evaluate(cache), evaluate(None)
+    finally:
+        rocm_fleet("lab", "fault", host, "clear")
+    assert changed["module_calls"] == 2 and uncached["module_calls"] == 2
+    assert changed["results"] == uncached["results"] and changed["decision"] == uncached["decision"]
+    assert changed["decision"]["gpu_count"] == first["decision"]["gpu_count"] - 1
+    assert {item["id"] for item in changed["results"] if item["status"] == "fail"} == {"ROCM-GPU-001"}
+
+
 def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, tmp_path):
     for host, (commands, faults, _) in SCENARIOS.items():
         for command in commands:

@@ -12,13 +12,11 @@ from typing import Any
 import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
-from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar, trust_as_template
 from ansible_collections.rocm_fleet.core.plugins.filter import rocm_repo
 
+# tests/conftest.py has initialised the plugin loader with the checkout's collections/.
 ROLES = Path(__file__).resolve().parents[3] / "roles"
-# Lookups (ansible.builtin.vars) resolve only through an initialised plugin loader.
-init_plugin_loader()
 
 
 def load_yaml(relative: str) -> Any:

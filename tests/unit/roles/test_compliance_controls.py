@@ -15,7 +15,7 @@ GPU_CHECKS = dict(re.findall(r'^    "(\w+)": \("(ROCM-[A-Z]+-\d{3})"', GPU_CODE,
 
 def declared_ids() -> set[str]:
     ids = set(GPU_CHECKS.values())
-    for path in (REPO / "roles").glob("*/tasks/desired_state.yml"):
+    for path in (REPO / "roles").glob("*/templates/desired_state.json.j2"):
         ids |= set(CHECK_ID.findall(path.read_text()))
     return ids
 

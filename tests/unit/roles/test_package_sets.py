@@ -79,12 +79,7 @@ def test_no_package_name_is_left_unpinned():
 
 
 def test_driver_pin_globs_the_release_tag():
-    tag = render(
-        find_task("packages/tasks/preflight.yml", "Resolve the driver release tag")["ansible.builtin.set_fact"][
-            "__packages_release_tag"
-        ],
-        packages_rocm_default_version="6.4.1",
-    )
+    tag = render(load_yaml("packages/vars/main.yml")["__packages_release_tag"], packages_rocm_default_version="6.4.1")
     assert tag == "60401"
     spec = render(load_yaml("packages/vars/Debian.yml")["__packages_dkms_spec"], __packages_release_tag=tag)
     assert spec == "amdgpu-dkms=1:*.60401-*"

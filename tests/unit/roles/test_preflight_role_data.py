@@ -39,7 +39,10 @@ def test_role_prefixed_data_in_vars_files_is_known_to_the_misspelling_check():
 
 
 def test_the_decision_has_every_key_the_other_roles_read():
-    record = load(ROLE / "tasks" / "record.yml")[0]["ansible.builtin.set_fact"]["preflight_decision"]
+    assert load(ROLE / "tasks" / "record.yml")[0]["ansible.builtin.set_fact"] == {
+        "preflight_decision": "{{ __preflight_decision }}"
+    }
+    record = load(ROLE / "vars" / "main.yml")["__preflight_decision"]
     promised = {"rocm_version", "classes", "gpu_classes_by_index", "tuning", "hsa_overrides", "pytorch_rocm_arch",
                 "reboot_allowed", "accepted"}
     assert promised <= set(record)

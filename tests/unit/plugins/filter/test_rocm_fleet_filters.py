@@ -144,3 +144,37 @@ def test_playbook_extends_the_catalog_from_inventory(tmp_path):
     assert result["proceed"] and sorted(result["accepted"]) == ["gpu", "kernel", "os"]
     assert result["env"] == {"HSA_OVERRIDE_GFX_VERSION_1": "11.0.0"}
     assert result["arch"] == "gfx1100;gfx1103"
+
+
+PACKAGES_VARS = yaml.safe_load((REPO / "roles" / "packages" / "vars" / "main.yml").read_text())
+USECASE_SETS = PACKAGES_VARS["__packages_amd_usecase_sets"]
+
+
+@pytest.mark.parametrize(
+    ("release", "usecases", "expected"),
+    [
+        ("6.4.1", ["base", "hip"],
+         ["rocm-core6.4.1", "rocm-language-runtime6.4.1", "rocminfo6.4.1", "rocm-smi-lib6.4.1",
+          "rocm-hip-runtime6.4.1"]),
+        # ROCm 7 replaces rocm-smi-lib with amd-smi-lib in the base set.
+        ("7.0.2", ["base"], ["rocm-core7.0.2", "rocm-language-runtime7.0.2", "rocminfo7.0.2", "amd-smi-lib7.0.2"]),
+    ],
+)
+def test_release_packages_pick_the_set_of_the_release(release, usecases, expected):
+    assert FILTERS["rocm_release_packages"](USECASE_SETS, release, usecases) == expected
+
+
+def test_release_packages_add_the_extra_names_once_and_unchanged():
+    names = FILTERS["rocm_release_packages"](USECASE_SETS, "6.3.3", ["base", "base"], ["htop"])
+    assert names[-1] == "htop" and names.count("rocm-core6.3.3") == 1
+
+
+@pytest.mark.parametrize(
+    ("release", "usecases", "message"),
+    [("6.4.1", ["gaming"], "unknown use case(s) gaming for ROCm 6.4.1; known: base, dev, hip"),
+     ("4.5.0", ["base"], "no use-case set applies to ROCm 4.5.0"),
+     ("six", ["base"], "'six' is not an x.y.z ROCm release")],
+)
+def test_release_packages_name_the_bad_input(release, usecases, message):
+    with pytest.raises(AnsibleFilterError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        FILTERS["rocm_release_packages"](USECASE_SETS, release, usecases)

@@ -5,12 +5,17 @@ The expected GPU count of each capture is read from the captures' MANIFEST.md
 says, not to what the parser happens to return.
 """
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocm_smi as rocm_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
 from fake_tools import ARGPARSE_REJECT, install_fake_tool
 
 CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"
@@ -130,3 +135,35 @@ def test_garbage_output_fails_that_source_only(tmp_path, run_gpu_facts):
 def test_timeout_must_be_positive(run_gpu_facts):
     result = run_gpu_facts([], timeout=0)
     assert result["failed"] is True and "timeout" in result["msg"]
+
+
+def setup_facts(tmp_path, gather_subset=("min", "hardware")):
+    """ansible.builtin.setup's facts on this machine: its own code in a fresh interpreter, as Ansible runs it."""
+    args = tmp_path / "setup-args.json"
+    args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"gather_subset": list(gather_subset)}}))
+    result = subprocess.run(
+        [sys.executable, "-m", "ansible.modules.setup", str(args)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return json.loads(result.stdout)["ansible_facts"]
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").is_file(), reason="setup reads processor from Linux's /proc/cpuinfo")
+def test_host_facts_are_setups_facts_on_this_machine(tmp_path, run_gpu_facts):
+    expected = setup_facts(tmp_path)
+    # The machine's own PATH, as setup had it (the distribution code asks lsb_release where there is one);
+    # sources=[sysfs] under an empty root keeps the machine's GPU tools out.
+    path_dirs = os.environ.get("PATH", "").split(os.pathsep)
+    result = run_gpu_facts(path_dirs, sources=["sysfs"], host_facts=True)
+    assert result["rc"] == 0 and "warnings" not in result, result
+    facts = result["ansible_facts"]
+    assert set(facts) == {"gpu"} | {"ansible_" + name for name in HOST_FACTS}
+    for name in HOST_FACTS:
+        assert facts["ansible_" + name] == expected["ansible_" + name], name
+    assert facts["ansible_processor"], "no CPU in /proc/cpuinfo"
+    assert facts["gpu"]["count"] == 0
+
+
+def test_host_facts_are_off_by_default(run_gpu_facts):
+    result = run_gpu_facts([], sources=["sysfs"])
+    assert set(result["ansible_facts"]) == {"gpu"}
