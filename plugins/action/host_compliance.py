@@ -18,8 +18,9 @@ import os
 
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
-from ansible.vars.clean import namespace_facts
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
 
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_context import (
@@ -38,12 +39,11 @@ DECISION_STEPS = (
     "__preflight_gpu_catalog", "__preflight_support_matrix", "__preflight_gpus", "__preflight_support",
     "__preflight_tuning",
 )
-GPU_SOURCES = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
 # Everything the declared state may read from ansible_facts: what gpu_facts and node_compliance gather.
 DECISION_FACTS = ("gpu",) + HOST_FACTS
 ARGUMENT_SPEC = {
     "roles": {"type": "list", "elements": "str", "default": ["repo", "packages", "kernel", "access", "environment"]},
-    "gpu_sources": {"type": "list", "elements": "str", "default": ["sysfs"]},
+    "gpu_sources": {"type": "list", "elements": "str", "default": ["sysfs"], "choices": list(SOURCES)},
     "skip_checks": {"type": "list", "elements": "str", "default": []},
     "timeout": {"type": "int", "default": 30},
 }
@@ -60,28 +60,26 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         try:
             self._check_args(args)
-            known = _known_facts(task_vars) if args["gpu_sources"] else None
-            calls = 1
+            known = _known_facts(task_vars, args["gpu_sources"])
             if known is not None:
                 # Facts from an earlier run (the fact cache): decide from them, and let the one
                 # node_compliance call read the facts again; while they still hold, that call's
                 # results are exactly what deciding from fresh facts would give.
                 state = self._declared_state(args, task_vars, known)
                 checked = self._evaluate(args, task_vars, state, gpu=None)
-                facts = checked.get("ansible_facts")
-                if checked.get("failed") or _decision_inputs(facts) == _decision_inputs(known):
-                    return self._result(result, checked, state, calls)
-                calls += 1  # the host changed since: decide again from what it reports now
-            if known is None or not facts or "gpu" not in facts:
+                facts = checked.get("ansible_facts") or {}
+                if checked.get("failed") or not facts.get("gpu") or _decision_inputs(facts) == known:
+                    return self._result(result, checked, state, calls=1)
+            else:
                 facts = self._gather(args, task_vars)
-                calls += 1
+            # A first look, or the host changed since: decide from what it reports now.
             state = self._declared_state(args, task_vars, facts)
             checked = self._evaluate(args, task_vars, state, gpu=facts["gpu"] if args["gpu_sources"] else None)
             checked["ansible_facts"] = facts
         except RoleContextError as error:
             result.update(failed=True, msg="host %s: %s" % (task_vars.get("inventory_hostname"), error))
             return result
-        return self._result(result, checked, state, calls)
+        return self._result(result, checked, state, calls=2)
 
     def _evaluate(self, args, task_vars, state, gpu):
         """One node_compliance call; without ``gpu`` it reads the GPU and host facts itself."""
@@ -112,10 +110,6 @@ class ActionModule(ActionBase):
                 "roles %s have no templates/desired_state.json.j2 under %s; the roles that describe their state: %s"
                 % (", ".join(unknown_roles), ROLES_DIR, ", ".join(describing_roles()))
             )
-        bad_sources = [source for source in args["gpu_sources"] if source not in GPU_SOURCES]
-        if bad_sources:
-            raise RoleContextError("gpu_sources %s unknown; choose from %s"
-                                   % (", ".join(bad_sources), ", ".join(GPU_SOURCES)))
 
     def _gather(self, args, task_vars):
         """The gpu fact and the OS facts the decisions read, in one module call."""
@@ -140,13 +134,17 @@ class ActionModule(ActionBase):
         decision = context.evaluate(DECISION_ROLE, "__preflight_decision", "decide as preflight does")
         context.set("preflight_decision", decision)
         gpu_expect = context.evaluate(COMPLIANCE_ROLE, "__compliance_gpu_expect", "work out what the GPU class expects")
-        check_ids = context.evaluate(COMPLIANCE_ROLE, "__compliance_gpu_check_ids", "read the GPU check IDs")
         # The catalog and matrix are large and no desired-state template reads them.
         context.drop_data(DECISION_STEPS)
         skipped = set(args["skip_checks"])
         items = [item for role in args["roles"] for item in context.render_items(role) if item.get("id") not in skipped]
-        gpu_expect = {key: value for key, value in gpu_expect.items() if check_ids.get(key) not in skipped}
-        return DeclaredState(decision, items, gpu_expect)
+        return DeclaredState(decision, items, without_skipped_gpu_checks(gpu_expect, skipped))
+
+
+def without_skipped_gpu_checks(gpu_expect, skipped):
+    """gpu_expect less the keys whose check ID (node_compliance's GPU_CHECKS) is skipped."""
+    return dict((key, value) for key, value in gpu_expect.items()
+                if key not in GPU_CHECKS or GPU_CHECKS[key][0] not in skipped)
 
 
 class DeclaredState:
@@ -158,14 +156,25 @@ class DeclaredState:
 
 def _decision_inputs(facts):
     """The facts the declared state is rendered from, by their names under ansible_facts."""
-    facts = namespace_facts(facts or {})["ansible_facts"]
-    return dict((name, facts[name]) for name in DECISION_FACTS if name in facts)
+    facts = facts or {}
+    picked = {}
+    for name in DECISION_FACTS:
+        for key in (name, "ansible_" + name):  # as playbooks read them, or as modules return them
+            if key in facts:
+                picked[name] = facts[key]
+                break
+    return picked
 
 
-def _known_facts(task_vars):
-    """The GPU and host facts the host reported before (fact cache, earlier task), or None."""
+def _known_facts(task_vars, gpu_sources):
+    """The GPU and host facts the host reported before (fact cache, earlier task), or None.
+
+    Only facts read from the same GPU sources compare with what this run reads.
+    """
     known = _decision_inputs(task_vars.get("ansible_facts"))
-    return known if "gpu" in known and "os_family" in known else None
+    gpu = known.get("gpu") or {}
+    read_from = set(name for name, status in (gpu.get("sources") or {}).items() if status != "skipped")
+    return known if gpu and "os_family" in known and read_from == set(gpu_sources) else None
 
 
 def _describes_its_state(role):

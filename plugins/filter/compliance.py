@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_class_expectations filter (documented in gpu_class_expectations.yml)."""
+"""The compliance filters: gpu_class_expectations and compliance_problems (each documented in <name>.yml)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import problems
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_expectations import gpu_class_expectations
 
 
@@ -21,6 +22,13 @@ def _gpu_class_expectations(class_names, catalog, matrix, gpu_count, **options):
         raise AnsibleFilterError("gpu_class_expectations: %s" % error) from error
 
 
+def compliance_problems(results):
+    if not isinstance(results, list):
+        raise AnsibleFilterError("compliance_problems expects node_compliance's results list, got %s"
+                                 % type(results).__name__)
+    return problems(results)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"gpu_class_expectations": _gpu_class_expectations}
+        return {"gpu_class_expectations": _gpu_class_expectations, "compliance_problems": compliance_problems}

@@ -17,6 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import newest_since
 from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import (
     OpenPgpError,
     keyring_fingerprints,
@@ -32,11 +33,6 @@ def _release_key(version):
     return tuple(int(part) for part in match.groups())
 
 
-def _since_key(since):
-    parts = [int(part) for part in str(since).split(".")]
-    return tuple((parts + [0, 0, 0])[:3])
-
-
 def rocm_repo_dir(version):
     """AMD names the directory of an x.y.0 release x.y: '6.4.0' -> '6.4', '6.4.1' -> '6.4.1'."""
     major, minor, patch = _release_key(version)
@@ -45,11 +41,14 @@ def rocm_repo_dir(version):
 
 def rocm_repo_base(version, base_urls):
     """The URL of the newest ``base_urls`` entry ({since, url}) whose 'since' is not above ``version``."""
-    release = _release_key(version)
-    eligible = [entry for entry in base_urls or [] if _since_key(entry["since"]) <= release]
-    if not eligible:
+    _release_key(version)
+    try:
+        layout = newest_since(base_urls, version)
+    except ValueError as error:
+        raise AnsibleFilterError("rocm_repo_urls: %s" % error) from error
+    if layout is None:
         raise AnsibleFilterError("no repository layout covers ROCm %s" % version)
-    return max(eligible, key=lambda entry: _since_key(entry["since"]))["url"].rstrip("/")
+    return layout["url"].rstrip("/")
 
 
 def rocm_repo_urls(versions, base_urls, override=""):

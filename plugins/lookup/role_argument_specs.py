@@ -46,7 +46,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 # libyaml's loader where the host has it: this runs once per host of a drift check.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # plugins/lookup/<this file> -> the collection root, which holds roles/.
 COLLECTION_ROLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 
@@ -62,7 +62,7 @@ def read_argument_specs(roles_dir):
             continue
         try:
             with open(path) as handle:
-                specs[role] = yaml.load(handle, Loader=_SAFE_LOADER) or {}
+                specs[role] = yaml.load(handle, Loader=SAFE_LOADER) or {}
         except (OSError, yaml.YAMLError) as error:
             raise AnsibleLookupError("role_argument_specs: cannot read %s: %s" % (path, error)) from error
     return specs

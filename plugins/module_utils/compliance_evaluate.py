@@ -104,6 +104,12 @@ def _result(item, status, expected, actual, message, diff="", action=""):
     }
 
 
+def problems(results):
+    """``"<id> <status>: <message>"`` for each result that failed or could not be read: what makes a host differ."""
+    return ["%s %s: %s" % (result.get("id"), result.get("status"), result.get("message") or "")
+            for result in results or [] if result.get("status") in ("fail", "error")]
+
+
 def summarize(results):
     counts = dict((status, 0) for status in STATUSES)
     for result in results:

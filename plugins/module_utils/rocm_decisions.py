@@ -23,7 +23,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_classification
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_data_checks import data_problems  # noqa: F401
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_overrides import effective_targets, plan_overrides
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_support import check_support  # noqa: F401
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import normalize_rocm_version, version_key
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import newest_since, normalize_rocm_version
 
 
 class DecisionError(ValueError):
@@ -143,12 +143,10 @@ def release_packages(usecase_sets, release, usecases, extra=None):
     entry whose ``since`` is not above the release applies. Each name gets the
     release appended (rocm-hip-runtime6.4.1), AMD's multi-version packages.
     """
-    version = _version_key(release)
-    applicable = [entry for entry in usecase_sets if _version_key(entry.get("since", "0")) <= version]
-    if not applicable:
+    chosen = newest_since(usecase_sets, release)
+    if chosen is None:
         raise ValueError("no use-case set applies to ROCm %s (the oldest starts at %s)"
                          % (release, min((entry.get("since") for entry in usecase_sets), default="none")))
-    chosen = max(applicable, key=lambda entry: _version_key(entry["since"]))
     unknown = [usecase for usecase in usecases if usecase not in chosen or usecase == "since"]
     if unknown:
         raise ValueError("unknown use case(s) %s for ROCm %s; known: %s"
@@ -160,9 +158,3 @@ def release_packages(usecase_sets, release, usecases, extra=None):
                 names.append(name)
     return [name + str(release) for name in names] + list(extra or [])
 
-
-def _version_key(version):
-    key = version_key(version)
-    if key is None:
-        raise ValueError("%r is not an x.y.z ROCm release" % (version,))
-    return key

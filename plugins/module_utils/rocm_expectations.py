@@ -12,7 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-GIB = 1 << 30
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_classification import GIB, nominal_vram_gib
+
 # Firmware and the driver reserve part of the nominal VRAM: a GPU must show 90% of it.
 VRAM_SHARE_VISIBLE = 0.9
 
@@ -50,9 +51,8 @@ def gpu_class_expectations(class_names, catalog, matrix, gpu_count, rocm_version
 def _single_class(expect, entry, count, min_vram_gib):
     # "AMD Radeon RX 6700 XT / 6750 XT" names variants: the first name, as a prefix, matches each.
     expect["products"] = entry["product"].split(" / ")[0] + "*"
-    per_device_gib = 0.0
-    if entry.get("vram_gib") and entry.get("devices_per_package"):
-        per_device_gib = float(entry["vram_gib"]) / entry["devices_per_package"] * VRAM_SHARE_VISIBLE
+    nominal_gib = nominal_vram_gib(entry)
+    per_device_gib = nominal_gib * VRAM_SHARE_VISIBLE if nominal_gib else 0.0
     needed_gib = max(per_device_gib, float(min_vram_gib or 0))
     if needed_gib > 0:
         expect["vram_bytes_min"] = int(needed_gib * GIB)

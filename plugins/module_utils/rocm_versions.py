@@ -65,6 +65,24 @@ def version_key(value, width=3):
     return (parsed + (0,) * width)[:width] if len(parsed) < width else parsed
 
 
+def newest_since(entries, release):
+    """The entry of ``entries`` ({since: x.y.z, ...}) with the highest 'since' not above ``release``; None if none.
+
+    Raises ValueError naming the bad value when ``release`` or a 'since' is not a version.
+    """
+    wanted = version_key(release)
+    if wanted is None:
+        raise ValueError("%r is not an x.y.z ROCm release" % (release,))
+    best, best_key = None, None
+    for entry in entries or []:
+        since = version_key(entry.get("since"))
+        if since is None:
+            raise ValueError("since %r of %r is not a version" % (entry.get("since"), entry))
+        if since <= wanted and (best_key is None or since > best_key):
+            best, best_key = entry, since
+    return best
+
+
 def compare_versions(left, right, width=3):
     """-1, 0 or 1; raises ValueError when either side is not a version."""
     a, b = version_key(left, width), version_key(right, width)

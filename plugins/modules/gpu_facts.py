@@ -24,6 +24,8 @@ description:
     other sources still fill the facts. The module fails only on invalid options.
 author:
   - rocm-fleet maintainers (@rocm-fleet)
+extends_documentation_fragment:
+  - rocm_fleet.core.gpu_tools
 options:
   sysfs_root:
     description:
@@ -42,11 +44,6 @@ options:
     description:
       - Path of C(rocminfo). Default is the first found on E(PATH), then under C(/opt/rocm/bin).
     type: path
-  timeout:
-    description:
-      - Seconds each external command may run before it is killed.
-    type: int
-    default: 30
   sources:
     description:
       - Which sources to read. The others are reported as C(skipped).

@@ -33,6 +33,8 @@ description:
   - Changes nothing on the host.
 author:
   - rocm-fleet maintainers (@rocm-fleet)
+extends_documentation_fragment:
+  - rocm_fleet.core.gpu_tools
 options:
   roles:
     description:
@@ -54,11 +56,6 @@ options:
     type: list
     elements: str
     default: []
-  timeout:
-    description:
-      - Seconds each GPU tool may run before it is killed.
-    type: int
-    default: 30
 attributes:
   action:
     support: full

@@ -26,6 +26,8 @@ description:
   - Item kinds and their C(expect) keys are documented in C(docs/compliance-checks.md).
 author:
   - rocm-fleet maintainers (@rocm-fleet)
+extends_documentation_fragment:
+  - rocm_fleet.core.gpu_tools
 options:
   items:
     description:
@@ -76,11 +78,6 @@ options:
     type: path
     default: /
     aliases: [sysfs_root]
-  timeout:
-    description:
-      - Seconds each GPU tool may run before it is killed.
-    type: int
-    default: 30
 attributes:
   check_mode:
     support: full

@@ -29,17 +29,18 @@ except ImportError:  # pragma: no cover - earlier layouts
     from ansible.template import generate_ansible_template_vars
 
 from ansible_collections.rocm_fleet.core.plugins.filter.role_variables import unknown_role_vars
-from ansible_collections.rocm_fleet.core.plugins.lookup.role_argument_specs import read_argument_specs
+from ansible_collections.rocm_fleet.core.plugins.lookup.role_argument_specs import (
+    COLLECTION_ROLES as ROLES_DIR,
+    SAFE_LOADER,
+    read_argument_specs,
+)
 
-COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROLES_DIR = os.path.join(COLLECTION_ROOT, "roles")
 DESIRED_STATE_TEMPLATE = "desired_state.json.j2"
 # Data files a role's tasks load unconditionally besides vars/main.yml (preflight's validate.yml).
 ROLE_DATA_FILES = {"preflight": ("gpu_catalog.yml", "support_matrix.yml")}
 OS_FAMILIES = ("Debian", "RedHat", "Suse")
 # The template module's defaults, which every role template is written with.
 TEMPLATE_OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RoleContextError(Exception):
@@ -106,12 +107,10 @@ class RoleContext:
             raise RoleContextError(to_text(error)) from error
         role, name = known_from
         known = self.evaluate(role, name, "read the role-prefixed names that are not settings")
-        prefixes = tuple(role + "_" for role in specs)
-        names = [name for name in self._task_vars if name.startswith(prefixes)]
         return [
             "unknown variable %s, not declared in roles/%s/meta/argument_specs.yml%s"
             % (item["name"], item["role"], "; did you mean %s?" % item["suggestion"] if item["suggestion"] else "")
-            for item in unknown_role_vars(names, specs, known=known)
+            for item in unknown_role_vars(list(self._task_vars), specs, known=known)
         ]
 
     def evaluate(self, role, name, purpose):
@@ -178,7 +177,7 @@ class RoleContext:
         else:  # plain data (the catalog, the matrix): libyaml reads it several times faster
             try:
                 with open(path) as handle:
-                    data = yaml.load(handle, Loader=_SAFE_LOADER)
+                    data = yaml.load(handle, Loader=SAFE_LOADER)
             except (OSError, yaml.YAMLError) as error:
                 raise RoleContextError("cannot read roles/%s/%s/%s: %s" % (role, folder, name, error)) from error
         if data is None:

@@ -2,26 +2,15 @@
 controller, evaluated by node_compliance here; and the errors that stop a host before anything is evaluated."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from localhost_ansible import localhost_result, run_on_localhost
 
 
-def run_action(args="", extra_vars=None, env=None):
-    environment = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-                       ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1", **(env or {}))
-    command = [str(Path(sys.executable).parent / "ansible"), "localhost", "-i", "inventory/localhost",
-               "-m", "rocm_fleet.core.host_compliance", "--check"]
-    if args:
-        command += ["-a", args]
-    if extra_vars:
-        command += ["-e", json.dumps(extra_vars)]
-    completed = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=300)
+def run_action(args="", extra_vars=None):
+    options = ["--check"] + (["-a", args] if args else []) + (["-e", json.dumps(extra_vars)] if extra_vars else [])
+    completed = run_on_localhost("rocm_fleet.core.host_compliance", *options)
     assert "Traceback" not in completed.stdout + completed.stderr, completed.stdout + completed.stderr
-    return json.loads(completed.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return localhost_result(completed)
 
 
 def test_every_role_declares_its_items_and_a_host_without_gpus_gets_no_driver_or_tuning(tmp_path):
@@ -67,3 +56,9 @@ def test_a_variable_the_roles_cannot_render_names_the_role():
     assert result["failed"]
     assert "role environment" in result["msg"] or "roles/environment" in result["msg"]
     assert "no_such_variable" in result["msg"]
+
+
+def test_an_unknown_gpu_source_is_refused_by_the_argument_spec():
+    result = run_action("gpu_sources=nvml")
+    assert result["failed"]
+    assert "gpu_sources" in result["msg"] and "nvml" in result["msg"]

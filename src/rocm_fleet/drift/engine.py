@@ -113,8 +113,8 @@ def collect(inventory: str, limit: str | None, progress: Callable[[str], None]) 
         "ANSIBLE_FORKS": str(max(16, min(64, len(host_groups)))),
         "ANSIBLE_NOCOLOR": "1",
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-        # ansible-runner turns host key checking off unless told; keep Ansible's default.
-        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        # ansible-runner turns host key checking off unless told: keep the caller's setting, else Ansible's default.
+        "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
         # How long a host's facts may stand in for a first look (the fact cache, below).
         "ANSIBLE_CACHE_PLUGIN_TIMEOUT": str(FACT_CACHE_SECONDS),
     }

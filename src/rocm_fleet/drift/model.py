@@ -116,9 +116,9 @@ class Change:
 
     @property
     def label(self) -> str:
-        where = f"{self.role}: " if self.role else ""
-        item = f" [{self.item}]" if self.item else ""
-        return f"{where}{self.task}{item}"
+        """The task line ``ansible-playbook`` prints (``role : task [loop label]``), so reports compare with --check."""
+        name = f"{self.role} : {self.task}" if self.role else self.task
+        return f"{name} [{self.item}]" if self.item is not None else name
 
     def to_dict(self) -> dict:
         return {"task": self.task, "role": self.role, "action": self.action, "item": self.item, "diff": self.diff}

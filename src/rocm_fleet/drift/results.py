@@ -89,8 +89,3 @@ def host_result(module_result: Mapping) -> HostResult:
         checks=check_results(results), changes=pending_changes(results), gpu=gpu_summary(module_result.get("gpu"))
     )
 
-
-def change_label(change: Change) -> str:
-    """The change as the task line of ``ansible-playbook`` (and its loop label), for comparing with a --check run."""
-    name = f"{change.role} : {change.task}" if change.role else change.task
-    return f"{name} [{change.item}]" if change.item is not None else name

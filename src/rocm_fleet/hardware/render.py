@@ -55,13 +55,11 @@ _PCI_SPEED_CLASS = {"32.0 GT/s PCIe": 5, "16.0 GT/s PCIe": 4, "8.0 GT/s PCIe": 3
 
 @dataclasses.dataclass(frozen=True)
 class DeviceNode:
-    """A /dev entry as kernel + Debian 12 udev (252.39, 50-udev-default.rules: MODE="0660") create it."""
+    """A /dev entry the driver creates; its owner, group and mode are udev's rules' to set (lab/udev.py)."""
 
     path: str
     major: int
     minor: int
-    group: str
-    mode: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,11 +116,11 @@ def render_profile(profile, root):
         render_kfd(profile, tree.write, tree.link)
         tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
-        nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0, "render", 0o660))
+        nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0))
         for index, _gpu in enumerate(profile.gpus):
-            nodes.append(DeviceNode("/dev/dri/card%d" % index, DRM_MAJOR, index, "video", 0o660))
+            nodes.append(DeviceNode("/dev/dri/card%d" % index, DRM_MAJOR, index))
             render_minor = RENDER_MINOR_BASE + index
-            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor, "render", 0o660))
+            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor))
     return RenderResult(root, tree.sys_dir, tuple(nodes), tuple(gpu.bus for gpu in profile.gpus))
 
 

@@ -99,10 +99,9 @@ def _fault(args) -> int:
     _require_root()
     if args.target == "mirror":
         from rocm_fleet.lab import mirror
-        from rocm_fleet.lab.mirror.build import MirrorInfo
+        from rocm_fleet.lab.mirror.build import lab_mirror_info
 
-        info = MirrorInfo(paths.state_dir(), port=paths.mirror_port())
-        mirror.set_mirror_fault(info, None if args.fault == "clear" else args.fault)
+        mirror.set_mirror_fault(lab_mirror_info(), None if args.fault == "clear" else args.fault)
         print(f"mirror: {args.fault}")
         return 0
     host = lab.host_by_name(args.target)

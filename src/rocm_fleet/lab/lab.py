@@ -125,13 +125,11 @@ def status() -> list[dict]:
 
 def down(log=print) -> dict:
     """Stop every lab process and remove every lab mount, whatever state a crash left."""
-    mirror, mirror_info = None, None
     try:
         from rocm_fleet.lab import mirror
-        from rocm_fleet.lab.mirror.build import MirrorInfo
+        from rocm_fleet.lab.mirror.build import lab_mirror_info
 
-        mirror_info = MirrorInfo(paths.state_dir(), port=paths.mirror_port())
-        mirror.stop_mirror(mirror_info)
+        mirror.stop_mirror(lab_mirror_info())
     except ImportError:
         pass
     hosts = existing_hosts()

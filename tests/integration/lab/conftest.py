@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from lab_helpers import LabShell, lab_available, rocm_fleet
 from lab_site import PlaybookRun, run_playbook
+from provision_lab import HOSTS
 
 DEBIAN_ROCM_SMI_DEBS = ("librocm-smi64-1", "rocm-smi")
 
@@ -58,3 +59,13 @@ def converged_lab(lab) -> PlaybookRun:
     first = run_playbook("site.yml")
     assert first.returncode == 0, first.tail()
     return first
+
+
+@pytest.fixture(scope="module")
+def compliant_lab(converged_lab) -> PlaybookRun:
+    """The converged lab (it lets site.yml reboot where a change needs it, so nothing is pending); the faults a
+    test module set on any host are cleared when it ends."""
+    yield converged_lab
+    for host in HOSTS:
+        rocm_fleet("lab", "fault", host, "start", check=False)
+        rocm_fleet("lab", "fault", host, "clear", check=False)

@@ -7,17 +7,16 @@ import subprocess
 import sys
 
 import pytest
-from lab_ansible import ansible_env
+from lab_ansible import LAB_INVENTORY, ansible_env
 from lab_helpers import REPO
-from test_drift import INVENTORY, compliant_lab  # noqa: F401  (the shared module fixture)
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
-def test_compliance_suite_passes_on_every_host(compliant_lab):  # noqa: F811
+def test_compliance_suite_passes_on_every_host(compliant_lab):
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/compliance",
-         "--hosts", "ansible://all", "--ansible-inventory", str(INVENTORY)],
+         "--hosts", "ansible://all", "--ansible-inventory", str(LAB_INVENTORY)],
         cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
     )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]

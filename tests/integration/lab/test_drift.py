@@ -10,7 +10,6 @@ with one site.yml run limited to the changed hosts.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -21,11 +20,8 @@ from lab_helpers import REPO, rocm_fleet
 from lab_site import run_playbook
 
 from rocm_fleet.drift.model import Change
-from rocm_fleet.drift.results import change_label
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-# A second lab instance (ROCM_FLEET_LAB_DIR, ROCM_FLEET_LAB_INVENTORY) runs this file without touching the default one.
-INVENTORY = Path(os.environ.get("ROCM_FLEET_LAB_INVENTORY") or LAB_INVENTORY)
 GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
 # host -> (commands run as root on the host, lab faults, the checks the change must fail)
 SCENARIOS = {
@@ -49,7 +45,7 @@ STOPPED = "login-01"
 def drift(tmp_path: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
     out = tmp_path / "report"
     result = subprocess.run(
-        [str(BIN / "rocm-fleet"), "drift", "-i", str(INVENTORY), "--output-dir", str(out), *args],
+        [str(BIN / "rocm-fleet"), "drift", "-i", str(LAB_INVENTORY), "--output-dir", str(out), *args],
         cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
     )
     report = json.loads((out / "drift.json").read_text()) if (out / "drift.json").exists() else {}
@@ -61,35 +57,20 @@ def failed_checks(host: dict) -> set[str]:
 
 
 def change_labels(host: dict) -> list[str]:
-    return sorted(change_label(Change.from_dict(change, "change")) for change in host["changes"])
+    return sorted(Change.from_dict(change, "change").label for change in host["changes"])
 
 
 def shell(pattern: str, command: str) -> None:
-    results = adhoc(pattern, "ansible.builtin.shell", command, inventory=INVENTORY)
+    results = adhoc(pattern, "ansible.builtin.shell", command)
     failed = {host: result.get("stderr") or result.get("msg") for host, result in results.items()
               if result.get("failed")}
     assert not failed, failed
 
 
 def reboot(pattern: str) -> None:
-    results = adhoc(pattern, "ansible.builtin.reboot", "reboot_timeout=300", inventory=INVENTORY, timeout=600)
+    results = adhoc(pattern, "ansible.builtin.reboot", "reboot_timeout=300", timeout=600)
     failed = {host: result.get("msg") for host, result in results.items() if result.get("failed")}
     assert not failed, failed
-
-
-@pytest.fixture(scope="module")
-def compliant_lab(request):
-    """The converged lab: the lab lets site.yml reboot where a change needs it, so nothing is pending."""
-    if INVENTORY == LAB_INVENTORY:
-        request.getfixturevalue("converged_lab")
-    else:
-        request.getfixturevalue("lab")
-        converge = run_playbook("site.yml", inventory=INVENTORY)
-        assert converge.returncode == 0, converge.tail()
-    yield
-    for host in SCENARIOS:
-        rocm_fleet("lab", "fault", host, "start", check=False)
-        rocm_fleet("lab", "fault", host, "clear", check=False)
 
 
 def test_drift_reports_every_host_compliant_after_site_yml(compliant_lab, tmp_path):
@@ -111,7 +92,7 @@ def test_known_facts_save_a_module_call_and_never_hide_a_change(compliant_lab, t
     cache = {"ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp_path)}
 
     def evaluate(env: dict | None) -> dict:
-        result = adhoc(host, "rocm_fleet.core.host_compliance", inventory=INVENTORY, env=env)[host]
+        result = adhoc(host, "rocm_fleet.core.host_compliance", env=env)[host]
         assert not result.get("failed"), result.get("msg")
         return result
 
@@ -138,7 +119,7 @@ def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, 
             rocm_fleet("lab", "fault", host, *fault)
     code, report, result = drift(tmp_path)
     assert code == 2, result.stdout + result.stderr[-3000:]
-    check_run = run_playbook("site.yml", "--check", "--diff", inventory=INVENTORY)
+    check_run = run_playbook("site.yml", "--check", "--diff")
     for host, (_, _, expected_checks) in SCENARIOS.items():
         found = report["hosts"][host]
         assert failed_checks(found) == expected_checks, (host, found["checks"])
@@ -177,7 +158,7 @@ def test_an_unreachable_host_exits_3_and_the_others_are_checked_then_all_is_rest
     for host in SCENARIOS:
         rocm_fleet("lab", "fault", host, "start", check=False)
         rocm_fleet("lab", "fault", host, "clear")
-    restore = run_playbook("site.yml", "--limit", ",".join(SCENARIOS), inventory=INVENTORY)
+    restore = run_playbook("site.yml", "--limit", ",".join(SCENARIOS))
     assert restore.returncode == 0, restore.tail()
     code, report, result = drift(tmp_path / "after")
     assert code == 0, {h: failed_checks(r) for h, r in report.get("hosts", {}).items()}

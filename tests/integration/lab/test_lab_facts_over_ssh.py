@@ -22,6 +22,7 @@ def test_gpu_facts_over_ssh_returns_each_hosts_profile(lab):
         assert gpu["count"] == len(profile.gpus), name
         assert gpu["conflicts"] == [], (name, gpu["conflicts"])
         if len(profile.gpus) > 1:
+            assert {"link_type", "hops", "weight"} <= set(gpu["topology"]), name
             assert gpu["topology"] == {
                 key: value for key, value in profile.expected_topology().items() if key in gpu["topology"]
             }, name

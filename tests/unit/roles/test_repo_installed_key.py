@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from ansible_collections.rocm_fleet.core.plugins.filter.rocm_repo import openpgp_fingerprints
 from conftest import load_yaml, render
 
 KEYS = Path(__file__).resolve().parents[3] / "src" / "rocm_fleet" / "lab" / "keys"
@@ -26,13 +25,8 @@ def installed(path: Path | None) -> dict:
 
 
 def pinned(key: dict) -> bool:
-    # The collection's filter, called as a function: the unit tests' templar has no collection loader.
-    expression = REPO_VARS["__repo_installed_key_pinned"]
-    assert "| rocm_fleet.core.openpgp_fingerprints)" in expression
     return render(
-        expression.replace("(__repo_installed_key_text | rocm_fleet.core.openpgp_fingerprints)",
-                           "openpgp_fingerprints(__repo_installed_key_text)"),
-        openpgp_fingerprints=openpgp_fingerprints,
+        REPO_VARS["__repo_installed_key_pinned"],
         __repo_installed_key=key,
         __repo_installed_key_text=REPO_VARS["__repo_installed_key_text"],
         __repo_pinned_fingerprint=PINNED,

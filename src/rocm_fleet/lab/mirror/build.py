@@ -12,12 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rocm_fleet.lab import paths
 from rocm_fleet.lab.mirror import amd_packages, archive, distro, signing
 from rocm_fleet.lab.mirror.archive import Dist
 from rocm_fleet.lab.mirror.catalog import CODENAMES, DEBIAN_SUITE, RELEASES
 from rocm_fleet.lab.mirror.debs import DebSpec, build_deb, pool_dir
 
-DEFAULT_PORT = 8650
+DEFAULT_PORT = paths.DEFAULT_MIRROR_PORT
 # AMD's repositories are pinned by origin in AMD's docs (Pin: release o=repo.radeon.com).
 AMD_ORIGIN = "repo.radeon.com"
 ROCM_KEY_PATH = "rocm/rocm.gpg.key"  # where AMD serves its key, relative to the site root
@@ -100,6 +101,11 @@ def _source_stamp(debian_debs: list[Path], kernel: str) -> str:
     for deb in debian_debs:
         digest.update(deb.name.encode())
     return digest.hexdigest()[:20]
+
+
+def lab_mirror_info() -> MirrorInfo:
+    """The mirror of this lab instance: its state directory and port (rocm_fleet.lab.paths)."""
+    return MirrorInfo(paths.state_dir(), port=paths.mirror_port())
 
 
 def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, log=print) -> MirrorInfo:

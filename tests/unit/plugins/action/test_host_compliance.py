@@ -24,12 +24,9 @@ def test_the_data_files_are_those_preflight_loads():
 def test_the_decision_steps_are_preflight_definitions_fixed_in_the_same_order():
     definitions = yaml.safe_load((ROLES / "preflight/vars/main.yml").read_text())
     assert set(host_compliance.DECISION_STEPS) <= set(definitions)
-    fixed = tasks("preflight/tasks/decide.yml")[0]["ansible.builtin.set_fact"]
+    fixed = [name for task in tasks("preflight/tasks/decide.yml") for name in task["ansible.builtin.set_fact"]]
     assert tuple(fixed) == host_compliance.DECISION_STEPS[2:]
     assert "__preflight_decision" in definitions
-    assert tasks("preflight/tasks/record.yml")[0]["ansible.builtin.set_fact"] == {
-        "preflight_decision": "{{ __preflight_decision }}"
-    }
 
 
 def test_each_role_with_os_files_loads_its_family_then_its_distribution_as_the_action_does():
@@ -46,14 +43,18 @@ def test_the_roles_that_describe_their_state_are_the_provisioning_roles():
     assert role_context.describing_roles() == sorted(host_compliance.ARGUMENT_SPEC["roles"]["default"])
 
 
-def test_the_gpu_checks_the_compliance_role_maps_are_all_expected():
-    compliance = yaml.safe_load((ROLES / "compliance/vars/main.yml").read_text())
-    assert "__compliance_gpu_expect" in compliance and "__compliance_gpu_check_ids" in compliance
+def test_the_facts_compared_are_the_gathered_ones_under_either_name():
+    module_facts = {"ansible_os_family": "Debian", "ansible_kernel": "6.8", "gpu": {"count": 1}, "ansible_fqdn": "x"}
+    play_facts = {"os_family": "Debian", "kernel": "6.8", "gpu": {"count": 1}, "fqdn": "x"}
+    assert host_compliance._decision_inputs(module_facts) == host_compliance._decision_inputs(play_facts) == {
+        "os_family": "Debian", "kernel": "6.8", "gpu": {"count": 1}
+    }
 
 
-def test_the_facts_compared_are_what_the_modules_gather():
-    assert host_compliance.DECISION_FACTS[0] == "gpu"
-    known = host_compliance._decision_inputs({"ansible_os_family": "Debian", "gpu": {"count": 1}, "other": 1})
-    assert known == {"os_family": "Debian", "gpu": {"count": 1}}
-    assert host_compliance._known_facts({"ansible_facts": {"gpu": {}}}) is None
-    assert host_compliance._known_facts({"ansible_facts": {"gpu": {}, "os_family": "Debian"}}) is not None
+def test_known_facts_count_only_when_read_from_the_same_gpu_sources():
+    gpu = {"count": 1, "sources": {"sysfs": "ok", "rocm_smi": "skipped", "amd_smi": "skipped", "rocminfo": "skipped"}}
+    task_vars = {"ansible_facts": {"gpu": gpu, "os_family": "Debian"}}
+    assert host_compliance._known_facts(task_vars, ["sysfs"]) == {"gpu": gpu, "os_family": "Debian"}
+    # preflight's default reads every tool: facts from it would never compare equal with a sysfs read
+    assert host_compliance._known_facts(task_vars, ["sysfs", "rocm_smi"]) is None
+    assert host_compliance._known_facts({"ansible_facts": {"gpu": gpu}}, ["sysfs"]) is None

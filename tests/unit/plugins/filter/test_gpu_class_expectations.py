@@ -62,3 +62,10 @@ def test_unknown_class_is_a_clear_error(data):
     catalog, matrix = data
     with pytest.raises(AnsibleFilterError, match=r"unknown GPU class.*mi999"):
         expect_for(["mi999"], catalog, matrix, 1)
+
+
+def test_a_site_class_without_devices_per_package_still_gets_its_vram_check():
+    # rocm_data_checks does not require devices_per_package: one device per package is meant.
+    catalog = {"site-gpu": {"product": "Site GPU", "gfx_target": "gfx1100", "vram_gib": 48}}
+    expect = expect_for(["site-gpu"], catalog, {}, 1)
+    assert expect["vram_bytes_min"] == int(48 * 0.9 * 1024**3)

@@ -6,13 +6,12 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core im
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate_item
 
 
-def write(root, path, data, mode=None):
-    """Write text or bytes at ``path`` under ``root``; ``mode`` as os.chmod takes it."""
+def write(root, path, data, mode=0o644):
+    """Write text or bytes at ``path`` under ``root`` with ``mode`` (as os.chmod takes it), whatever the umask."""
     full = root / path.lstrip("/")
     full.parent.mkdir(parents=True, exist_ok=True)
     (full.write_bytes if isinstance(data, bytes) else full.write_text)(data)
-    if mode is not None:
-        os.chmod(full, mode)
+    os.chmod(full, mode)
     return full
 
 

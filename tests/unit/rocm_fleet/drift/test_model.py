@@ -125,5 +125,5 @@ def test_link_matrix_must_be_square_and_known():
 
 
 def test_change_label_names_role_task_and_item():
-    assert Change(task="Pin", action="copy", role="repo", item="/etc/x").label == "repo: Pin [/etc/x]"
+    assert Change(task="Pin", action="copy", role="repo", item="/etc/x").label == "repo : Pin [/etc/x]"
     assert Change(task="Pin", action="copy").label == "Pin"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate
 
-from rocm_fleet.drift.results import change_label, host_result
+from rocm_fleet.drift.results import host_result
 
 PROFILE = "/etc/profile.d/rocm.sh"
 
@@ -52,7 +52,7 @@ def test_failed_items_become_one_check_and_one_change_per_task_and_loop_item(tmp
     assert checks["ROCM-ACCESS-002"].status == "fail"
     assert checks["ROCM-ACCESS-002"].message == "alice not in group render; alice not in group video"
     assert checks["ROCM-BOOT-002"].status == "pass"
-    assert [change_label(change) for change in host.changes] == [
+    assert [change.label for change in host.changes] == [
         "rocm_fleet.core.environment : Write the login shell profile",
         "rocm_fleet.core.access : Add the listed users to the GPU groups [alice]",
     ]

@@ -104,7 +104,7 @@ def test_junit_has_a_suite_per_host_and_a_case_per_check():
     failure = drifted["ROCM-TOPO-001 Every GPU pair is linked by xGMI"].find("failure")
     assert "xGMI link is down" in failure.get("message")
     assert '"PCIE"' in failure.text
-    change = drifted["CHANGE repo: Pin the ROCm repository [/etc/apt/preferences.d/rocm-pin-600]"].find("failure")
+    change = drifted["CHANGE repo : Pin the ROCm repository [/etc/apt/preferences.d/rocm-pin-600]"].find("failure")
     assert "+Pin: release o=repo.radeon.com,n=6.3.1" in change.text
     skipped = suites["gpu-mi300x-01"].find("testcase/skipped")
     assert skipped.get("message") == "waived: vendor RMA pending for this node (TICKET-4711) (expires 2099-12-31)"

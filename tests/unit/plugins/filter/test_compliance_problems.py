@@ -1,0 +1,25 @@
+"""compliance_problems: the results that make a host differ, shared by the compliance role and onboarding."""
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rocm_fleet.core.plugins.filter.compliance import FilterModule
+
+problems = FilterModule().filters()["compliance_problems"]
+
+
+def test_failed_and_unreadable_results_are_problems_passed_and_skipped_are_not():
+    results = [
+        {"id": "ROCM-ENV-001", "status": "pass", "message": "as expected"},
+        {"id": "ROCM-GPU-001", "status": "fail", "message": "1 GPU, expected 2"},
+        {"id": "ROCM-TOPO-001", "status": "skipped", "message": "not measurable while amdgpu is not loaded"},
+        {"id": "ROCM-SYSCTL-001", "status": "error", "message": "cannot read /proc/sys/x"},
+    ]
+    assert problems(results) == [
+        "ROCM-GPU-001 fail: 1 GPU, expected 2",
+        "ROCM-SYSCTL-001 error: cannot read /proc/sys/x",
+    ]
+
+
+def test_anything_but_a_results_list_is_refused():
+    with pytest.raises(AnsibleFilterError, match="results list"):
+        problems({"results": []})
