@@ -3,50 +3,55 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """host_compliance: one host's whole compliance in one task (docs: plugins/modules/host_compliance.py).
 
-Two module calls over one connection: gpu_facts (with the OS facts the decisions
-read), then node_compliance. Between them, on the controller, the roles' own
-definitions are evaluated in plugin_utils.role_context: preflight's
-``__preflight_decision``, each role's templates/desired_state.json.j2 and the
-compliance role's ``__compliance_gpu_expect``.
+The play gives this task every role's variables as a provisioning play gives
+them (roles/compliance/tasks/main.yml imports each role's vars entry point), so
+Ansible, not this file, decides their precedence. Here, on the controller:
+preflight's decision (module_utils.rocm_decision, the function provisioning's
+filter calls), each role's managed objects (the ``__<role>_objects`` its tasks
+loop over) turned into node_compliance items, and the GPU class checks against
+the gpu fact. One node_compliance call evaluates the items on the host.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
+from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
+from ansible.plugins.loader import lookup_loader
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import summarize
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS, evaluate_gpu
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
-
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_context import (
-    ROLES_DIR,
-    RoleContext,
-    RoleContextError,
-    describing_roles,
-    desired_state_template,
+from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import ManagedStateError, compliance_items
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_decision import decide, gpu_expectations
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import preflight_data
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import (
+    read_specs,
+    role_results,
+    role_variable_problems,
+    templated_options,
 )
 
-DECISION_ROLE = "preflight"
-COMPLIANCE_ROLE = "compliance"
-# preflight's definitions that the decision reads several times: each is evaluated
-# once, in this order, as set_fact would fix it, so the GPUs are classified once.
-DECISION_STEPS = (
-    "__preflight_gpu_catalog", "__preflight_support_matrix", "__preflight_gpus", "__preflight_support",
-    "__preflight_tuning",
-)
-# Everything the declared state may read from ansible_facts: what gpu_facts and node_compliance gather.
+ROLES = ["repo", "packages", "kernel", "access", "environment"]
+# Everything a role's objects may read from ansible_facts: what gpu_facts and node_compliance gather.
 DECISION_FACTS = ("gpu",) + HOST_FACTS
+# The OS data each role loaded (tasks/vars.yml) was chosen by these.
+OS_FACTS = ("os_family", "distribution")
+GPU_INPUTS = "__compliance_gpu_inputs"
 ARGUMENT_SPEC = {
-    "roles": {"type": "list", "elements": "str", "default": ["repo", "packages", "kernel", "access", "environment"]},
-    "gpu_sources": {"type": "list", "elements": "str", "default": ["sysfs"], "choices": list(SOURCES)},
+    "roles": {"type": "list", "elements": "str", "default": ROLES},
+    "gpu_sources": {"type": "list", "elements": "str", "choices": list(SOURCES)},
+    "facts_fresh": {"type": "bool", "default": False},
     "skip_checks": {"type": "list", "elements": "str", "default": []},
     "timeout": {"type": "int", "default": 30},
 }
+
+
+class HostComplianceError(Exception):
+    """What stops one host's evaluation, said so the operator knows what to fix."""
 
 
 class ActionModule(ActionBase):
@@ -58,93 +63,98 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        host = task_vars.get("inventory_hostname")
         try:
-            self._check_args(args)
-            known = _known_facts(task_vars, args["gpu_sources"])
-            if known is not None:
-                # Facts from an earlier run (the fact cache): decide from them, and let the one
-                # node_compliance call read the facts again; while they still hold, that call's
-                # results are exactly what deciding from fresh facts would give.
-                state = self._declared_state(args, task_vars, known)
-                checked = self._evaluate(args, task_vars, state, gpu=None)
-                facts = checked.get("ansible_facts") or {}
-                if checked.get("failed") or not facts.get("gpu") or _decision_inputs(facts) == known:
-                    return self._result(result, checked, state, calls=1)
-            else:
-                facts = self._gather(args, task_vars)
-            # A first look, or the host changed since: decide from what it reports now.
+            facts = _decision_inputs(task_vars.get("ansible_facts"))
+            if "os_family" not in facts or "gpu" not in facts:
+                raise HostComplianceError("no GPU and OS facts: run rocm_fleet.core.gpu_facts host_facts=true first")
             state = self._declared_state(args, task_vars, facts)
-            checked = self._evaluate(args, task_vars, state, gpu=facts["gpu"] if args["gpu_sources"] else None)
-            checked["ansible_facts"] = facts
-        except RoleContextError as error:
-            result.update(failed=True, msg="host %s: %s" % (task_vars.get("inventory_hostname"), error))
+            checked = self._evaluate(args, task_vars, state, confirm=not args["facts_fresh"])
+            fresh = _decision_inputs(checked.get("ansible_facts")) if not args["facts_fresh"] else facts
+            calls = 1
+            if not args["facts_fresh"] and fresh.get("gpu") and fresh != facts:
+                # The host changed since the cached facts: decide again from what it reports now.
+                if any(fresh.get(name) != facts.get(name) for name in OS_FACTS):
+                    now = ", ".join(str(fresh.get(name)) for name in OS_FACTS)
+                    raise HostComplianceError("its OS changed since the cached facts (now %s); run drift again, "
+                                              "which reads the new OS's role data" % now)
+                state = self._declared_state(args, task_vars, fresh)
+                checked = self._evaluate(args, task_vars, state, confirm=False)
+                calls = 2
+        except (HostComplianceError, ManagedStateError, AnsibleError) as error:
+            result.update(failed=True, msg="host %s: %s" % (host, to_text(getattr(error, "message", None) or error)))
             return result
-        return self._result(result, checked, state, calls=2)
+        if checked.get("failed"):
+            result.update(checked)
+            return result
+        gpu_results = evaluate_gpu(state.gpu_expect, fresh.get("gpu") or {}) if state.gpu_expect else []
+        results = checked["results"] + gpu_results
+        result.update(changed=False, results=results, summary=summarize(results), gpu=fresh.get("gpu"),
+                      decision=state.decision, module_calls=calls)
+        if not args["facts_fresh"]:
+            result["ansible_facts"] = checked.get("ansible_facts")
+        return result
 
-    def _evaluate(self, args, task_vars, state, gpu):
-        """One node_compliance call; without ``gpu`` it reads the GPU and host facts itself."""
-        module_args = {"items": state.items, "gpu_expect": state.gpu_expect, "timeout": args["timeout"]}
-        if gpu is None and args["gpu_sources"]:
-            module_args.update(gpu_sources=args["gpu_sources"], host_facts=True)
-        else:
-            module_args["gpu_sources"] = []
-            if gpu is not None:
-                module_args["gpu"] = gpu
+    def _evaluate(self, args, task_vars, state, confirm):
+        """One node_compliance call; ``confirm`` also reads the facts again, to compare with those decided from."""
+        module_args = {"items": state.items, "timeout": args["timeout"]}
+        if confirm:
+            module_args.update(facts=True, gpu_sources=args["gpu_sources"])
         return self._execute_module(
             module_name="rocm_fleet.core.node_compliance", module_args=module_args, task_vars=task_vars
         )
 
-    @staticmethod
-    def _result(result, checked, state, calls):
-        result.update(checked)
-        # The echoed items (file contents included) would only weigh on every callback and report.
-        result.pop("invocation", None)
-        if not checked.get("failed"):
-            result.update(decision=state.decision, module_calls=calls)
-        return result
-
-    def _check_args(self, args):
-        unknown_roles = [role for role in args["roles"] if not _describes_its_state(role)]
-        if unknown_roles:
-            raise RoleContextError(
-                "roles %s have no templates/desired_state.json.j2 under %s; the roles that describe their state: %s"
-                % (", ".join(unknown_roles), ROLES_DIR, ", ".join(describing_roles()))
-            )
-
-    def _gather(self, args, task_vars):
-        """The gpu fact and the OS facts the decisions read, in one module call."""
-        gathered = self._execute_module(
-            module_name="rocm_fleet.core.gpu_facts",
-            module_args={"sources": args["gpu_sources"] or ["sysfs"], "host_facts": True, "timeout": args["timeout"]},
-            task_vars=task_vars,
-        )
-        if gathered.get("failed") or "ansible_facts" not in gathered:
-            raise RoleContextError("cannot read the GPU and OS facts: %s" % to_text(gathered.get("msg") or gathered))
-        return gathered["ansible_facts"]
-
     def _declared_state(self, args, task_vars, facts):
-        """The decision, the roles' items and the GPU class expectations, without the skipped checks."""
-        context = RoleContext(
-            self._loader, self._templar, task_vars, facts, [DECISION_ROLE] + args["roles"] + [COMPLIANCE_ROLE]
-        )
-        problems = context.unknown_variables(known_from=(DECISION_ROLE, "__preflight_role_vars"))
-        if problems:
-            raise RoleContextError("; ".join(problems))
-        context.fix(DECISION_ROLE, DECISION_STEPS, "decide as preflight does")
-        decision = context.evaluate(DECISION_ROLE, "__preflight_decision", "decide as preflight does")
-        context.set("preflight_decision", decision)
-        gpu_expect = context.evaluate(COMPLIANCE_ROLE, "__compliance_gpu_expect", "work out what the GPU class expects")
-        # The catalog and matrix are large and no desired-state template reads them.
-        context.drop_data(DECISION_STEPS)
+        """The decision, every role's items and the GPU class expectations, without the skipped checks."""
+        variables = dict(task_vars, ansible_facts=dict(task_vars.get("ansible_facts") or {}, **facts))
+        templar = self._templar.copy_with_new_env(available_variables=variables)
+        inputs = self._variable(templar, variables, "preflight_decision_inputs")
+        catalog, matrix = preflight_data(inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"))
+        outcome = decide(variables["ansible_facts"], inputs, catalog, matrix)
+        decision = outcome["decision"]
+        # As preflight's set_fact would: the roles' defaults read the decision.
+        variables["preflight_decision"] = decision
+        templar = self._templar.copy_with_new_env(available_variables=variables)
+        # The roles' own validation, on the values a provisioning run would give them.
+        specs = read_specs()
+        roles = ["preflight"] + args["roles"]
+        templated, problems = templated_options(templar, variables, specs, roles)
+        problems += role_variable_problems(templated, specs, roles=roles, known=role_results())
+        if problems or outcome["problems"]:
+            raise HostComplianceError("; ".join(problems + outcome["problems"]))
         skipped = set(args["skip_checks"])
-        items = [item for role in args["roles"] for item in context.render_items(role) if item.get("id") not in skipped]
-        return DeclaredState(decision, items, without_skipped_gpu_checks(gpu_expect, skipped))
+        items = []
+        for role in args["roles"]:
+            objects = self._variable(templar, variables, "__%s_objects" % role)
+            for item in compliance_items(objects):
+                if item["id"] not in skipped:
+                    items.append(self._with_content(templar, variables, item, objects))
+        # The compliance role's inputs of the GPU class checks, templated with the decision as the roles see it.
+        gpu_inputs = self._variable(templar, variables, GPU_INPUTS) if GPU_INPUTS in variables else {}
+        gpu_expect = gpu_expectations(decision, catalog, matrix, **gpu_inputs)
+        gpu_expect = dict((key, value) for key, value in gpu_expect.items()
+                          if key not in GPU_CHECKS or GPU_CHECKS[key][0] not in skipped)
+        return DeclaredState(decision, items, gpu_expect)
 
+    @staticmethod
+    def _variable(templar, variables, name):
+        if name not in variables:
+            raise HostComplianceError("%s is not defined: the compliance role reads it from the role that defines it"
+                                      % name)
+        return templar.template(variables[name])
 
-def without_skipped_gpu_checks(gpu_expect, skipped):
-    """gpu_expect less the keys whose check ID (node_compliance's GPU_CHECKS) is skipped."""
-    return dict((key, value) for key, value in gpu_expect.items()
-                if key not in GPU_CHECKS or GPU_CHECKS[key][0] not in skipped)
+    def _with_content(self, templar, variables, item, objects):
+        """A file item's expected content, rendered from its template as ansible.builtin.template writes it."""
+        source = item["expect"].pop("template", None)
+        if source is None:
+            return item
+        obj = next(obj for obj in objects if obj["label"] == item["label"])
+        lookup = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=templar)
+        # The template action's variables, with the object as the loop item its task gives it.
+        template_vars = dict(variables, item=obj)
+        template_vars.pop("vars", None)  # the play's whole variable set again: costly to copy, read by no template
+        item["expect"]["content"] = to_text(lookup.run([obj["template_path"]], variables=template_vars)[0])
+        return item
 
 
 class DeclaredState:
@@ -164,18 +174,3 @@ def _decision_inputs(facts):
                 picked[name] = facts[key]
                 break
     return picked
-
-
-def _known_facts(task_vars, gpu_sources):
-    """The GPU and host facts the host reported before (fact cache, earlier task), or None.
-
-    Only facts read from the same GPU sources compare with what this run reads.
-    """
-    known = _decision_inputs(task_vars.get("ansible_facts"))
-    gpu = known.get("gpu") or {}
-    read_from = set(name for name, status in (gpu.get("sources") or {}).items() if status != "skipped")
-    return known if gpu and "os_family" in known and read_from == set(gpu_sources) else None
-
-
-def _describes_its_state(role):
-    return os.path.isfile(desired_state_template(role))

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Preflight decision filters: thin wrappers over module_utils.rocm_decisions.
+"""Preflight decision filters: thin wrappers over module_utils.rocm_decisions and rocm_decision.
+
+preflight_decide is the whole decision preflight fixes; the others are its parts.
 
 Each filter is documented in plugins/filter/<name>.yml (ansible-doc -t filter).
 """
@@ -14,7 +16,8 @@ from functools import wraps
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decisions
+from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decision, rocm_decisions
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import RocmDataError, preflight_data
 
 
 def _mapping(value, what, name):
@@ -123,6 +126,19 @@ def rocm_data_problems(catalog, matrix):
     )
 
 
+def preflight_decide(facts, inputs):
+    facts = _mapping(facts, "ansible_facts", "preflight_decide")
+    inputs = _mapping(inputs, "preflight_decision_inputs", "preflight_decide")
+    try:
+        catalog, matrix = preflight_data(inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"))
+        return rocm_decision.decide(facts, inputs, catalog, matrix)
+    except RocmDataError as error:
+        raise AnsibleFilterError("preflight_decide: %s" % error.message) from error
+    # Odd data shapes (a class whose match is a list) surface as these, not only as ValueError.
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise AnsibleFilterError("preflight_decide: %s" % error) from error
+
+
 @_filter_errors
 def rocm_release_packages(usecase_sets, release, usecases, extra=None):
     if not isinstance(usecase_sets, list):
@@ -141,4 +157,5 @@ class FilterModule(object):
             "preflight_report": preflight_report,
             "rocm_data_problems": rocm_data_problems,
             "rocm_release_packages": rocm_release_packages,
+            "preflight_decide": preflight_decide,
         }

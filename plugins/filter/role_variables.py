@@ -14,13 +14,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import difflib
-
 from ansible.errors import AnsibleFilterError
 
-# difflib's ratio above which a name counts as a likely misspelling; 0.6 is its
-# default and still pairs preflight_rocm_verison with preflight_rocm_version.
-SIMILARITY_CUTOFF = 0.6
+# The pure logic lives in module_utils, where preflight's decision uses it too.
+from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decision
 
 
 def _options_of(role, document):
@@ -42,8 +39,7 @@ def closest_name(name, candidates):
     """The candidate most like ``name`` or None when none is close enough."""
     if not isinstance(name, str):
         raise AnsibleFilterError("closest_name expects a name, got %s" % type(name).__name__)
-    matches = difflib.get_close_matches(name, sorted(str(candidate) for candidate in candidates), 1, SIMILARITY_CUTOFF)
-    return matches[0] if matches else None
+    return rocm_decision.closest_name(name, candidates)
 
 
 def unknown_role_vars(names, argument_specs, known=None):

@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Evaluate a host's whole declared state in one pass: every item, then the GPU class expectations.
 
-Nothing here is role-specific: the controller renders the items from the
-same variables the roles apply, and this module only compares them with the
-host. Each item costs a few open/stat calls; no item can stop the others.
+Nothing here is role-specific: the controller turns the roles' managed
+objects into items, and this module only compares them with the host.
+Each item costs a few open/stat calls; no item can stop the others.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +21,6 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_files i
     check_link,
     check_modprobe_options,
 )
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_packages import check_package
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_schema import (
     KIND_FIELDS,
@@ -93,7 +92,8 @@ def _result(item, status, expected, actual, message, diff="", action=""):
         "title": text("title") or text("id") or "",
         "kind": text("kind") or "",
         "role": text("role"),
-        "task": text("task"),
+        "label": text("label"),
+        "repair": text("repair"),
         "severity": text("severity"),
         "status": status,
         "expected": expected,
@@ -118,10 +118,8 @@ def summarize(results):
     return counts
 
 
-def evaluate(items, root="/", gpu_expect=None, gpu=None):
-    """(results, summary) for ``items`` (checked under ``root``) and ``gpu_expect`` (against ``gpu``)."""
+def evaluate(items, root="/"):
+    """(results, summary) for ``items``, checked under ``root``."""
     host = HostView(root)
     results = [evaluate_item(item, position, host) for position, item in enumerate(items or [])]
-    if gpu_expect:
-        results.extend(evaluate_gpu(gpu_expect, gpu or {}))
     return results, summarize(results)

@@ -15,6 +15,8 @@ __metaclass__ = type
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import version_matches
 
+# What repairs a failed GPU check: nothing site.yml changes can fix the hardware.
+BY_A_PERSON = "a person: the hardware differs from what the inventory declares; site.yml cannot change it"
 # key of gpu_expect -> (check id, title)
 GPU_CHECKS = {
     "count": ("ROCM-GPU-001", "GPU count as the class expects"),
@@ -25,6 +27,12 @@ GPU_CHECKS = {
     "numa_affinity": ("ROCM-TOPO-002", "NUMA affinity per GPU"),
     "driver": ("ROCM-DRV-001", "amdgpu loaded, at the expected version"),
     "rocm_version": ("ROCM-PKG-001", "the pinned ROCm version is the active /opt/rocm"),
+}
+REPAIRS = {
+    "ROCM-DRV-001": "site.yml installs amdgpu-dkms of the release; loading it needs a reboot, or a person where the"
+                    " module does not load (see its modprobe error)",
+    "ROCM-PKG-001": "site.yml (packages_rocm_default_version points /opt/rocm at the release)",
+    "ROCM-GPU-000": "the inventory's GPU class data (preflight_gpu_catalog_extra)",
 }
 INVALID_EXPECT_ID = ("ROCM-GPU-000", "gpu_expect is valid")
 # What the host can only tell with amdgpu loaded (marketing names, VRAM and the KFD link
@@ -219,7 +227,8 @@ def _result(check, kind, status, expected, actual, message):
         "title": title,
         "kind": kind,
         "role": None,
-        "task": None,
+        "label": None,
+        "repair": REPAIRS.get(check_id, BY_A_PERSON),
         "severity": None,
         "status": status,
         "expected": expected,

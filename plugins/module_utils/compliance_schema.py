@@ -88,7 +88,7 @@ KIND_FIELDS = {
     },
 }
 KINDS = tuple(sorted(KIND_FIELDS))
-ITEM_KEYS = ("id", "title", "kind", "role", "task", "expect", "severity")
+ITEM_KEYS = ("id", "title", "kind", "role", "label", "repair", "expect", "severity")
 
 
 def validate_item(item, position):
@@ -105,7 +105,7 @@ def validate_item(item, position):
         fail(", ".join(unknown), "unknown item keys (allowed: %s)" % ", ".join(ITEM_KEYS))
     if name.startswith("items["):
         fail("id", "a non-empty string is required")
-    for key in ("title", "role", "task", "severity"):
+    for key in ("title", "role", "label", "repair", "severity"):
         if item.get(key) is not None and not isinstance(item[key], str):
             fail(key, "must be a string")
     if item.get("kind") not in KIND_FIELDS:

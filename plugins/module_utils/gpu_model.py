@@ -44,6 +44,8 @@ import re
 SCHEMA_VERSION = 1
 AMD_VENDOR_ID = "0x1002"
 SOURCES = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
+# What gpu_facts reads unless told otherwise (node_compliance facts=true too).
+DEFAULT_SOURCES = SOURCES
 SOURCE_STATES = ("ok", "missing", "failed", "timeout", "skipped")
 LINK_TYPES = ("SELF", "XGMI", "PCIE", "UNKNOWN")
 DEVICE_KEYS = (

@@ -229,7 +229,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
 
@@ -245,7 +245,7 @@ def main():
             amd_smi_path=dict(type="path"),
             rocminfo_path=dict(type="path"),
             timeout=dict(type="int", default=30),
-            sources=dict(type="list", elements="str", choices=list(SOURCES), default=list(SOURCES)),
+            sources=dict(type="list", elements="str", choices=list(SOURCES), default=list(DEFAULT_SOURCES)),
             host_facts=dict(type="bool", default=False),
         ),
         supports_check_mode=True,

@@ -13,23 +13,21 @@ module: host_compliance
 short_description: Evaluate a host against what the roles and the inventory declare, in one task
 version_added: 0.1.0
 description:
-  - An action that runs on the controller around one or two module calls on the host, over one connection.
-  - First M(rocm_fleet.core.gpu_facts) reads the GPUs and the OS facts the decisions need (C(host_facts=true)).
-    Where the host's C(gpu) and OS facts are known already (Ansible's fact cache, which C(rocm-fleet drift) keeps
-    between runs, or an earlier task of the play), that call is left out. The decision is then made from the known
-    facts, and the one M(rocm_fleet.core.node_compliance) call reads the facts again. If they differ, the action
-    decides again from the fresh facts and makes a second node_compliance call. Either way, the results are those
+  - An action that runs on the controller around one or two M(rocm_fleet.core.node_compliance) calls on the host.
+    The C(rocm_fleet.core.compliance) role runs it after reading the GPU and OS facts (or finding them in the fact
+    cache) and after importing each role's C(vars) entry point, so the task sees every role's variables with the
+    precedence Ansible gives them in a provisioning play (C(-e) wins).
+  - It validates the role variables (names, types) with the same function as the roles' own validation.
+  - It decides as preflight does, with the same function (C(module_utils/rocm_decision.py)) that preflight's
+    C(rocm_fleet.core.preflight_decide) filter calls, never refusing the host.
+  - It takes each role's managed objects (C(__<role>_objects), the list the role's tasks loop over), turns them into
+    items, renders the files' contents from the role's templates as M(ansible.builtin.template) writes them, and
+    evaluates them in one M(rocm_fleet.core.node_compliance) call. The GPU class checks run on the controller,
+    against the gpu fact, with what the compliance role's C(__compliance_gpu_inputs) adds to the decision (the
+    default ROCm release, the declared NUMA affinity, where ROCm and the driver come from).
+  - Where the facts came from an earlier run (O(facts_fresh=false)), that call reads the facts again; if they
+    differ, the action decides again from the fresh facts and makes a second call, so the results are always those
     of deciding from what the host reports now.
-  - Then, on the controller, it evaluates the roles' own definitions in the variable context a provisioning play
-    gives them (every role's C(defaults/main.yml), then the host's variables, then every role's C(vars/main.yml),
-    C(rocm_fleet.core.preflight)'s catalog and support matrix, and the C(vars/<os_family>.yml) and
-    C(vars/<distribution>.yml) files).
-  - From that context it takes preflight's decision (C(__preflight_decision)), never refusing the host. It renders
-    each role's C(templates/desired_state.json.j2) into items. It adds the GPU class expectations
-    (C(__compliance_gpu_expect) of C(rocm_fleet.core.compliance)).
-  - Finally one M(rocm_fleet.core.node_compliance) call evaluates all of it, with the GPU facts already read.
-  - A role variable that no role's C(meta/argument_specs.yml) declares fails the host, naming the nearest declared
-    name, as preflight's validation does. So does a variable the roles cannot render, naming the role.
   - Changes nothing on the host.
 author:
   - rocm-fleet maintainers (@rocm-fleet)
@@ -38,18 +36,23 @@ extends_documentation_fragment:
 options:
   roles:
     description:
-      - Roles of this collection whose desired state is evaluated; each needs C(templates/desired_state.json.j2).
+      - Roles of this collection whose managed objects (C(__<role>_objects)) are evaluated; the play must have
+        imported their variables.
     type: list
     elements: str
     default: [repo, packages, kernel, access, environment]
   gpu_sources:
     description:
-      - Sources of the GPU facts, as in M(rocm_fleet.core.gpu_facts). An empty list classifies from sysfs but leaves
-        the GPU class checks out.
+      - Sources the facts are read again from when O(facts_fresh=false), as in M(rocm_fleet.core.gpu_facts), with
+        its default.
     type: list
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
-    default: [sysfs]
+  facts_fresh:
+    description:
+      - Whether the play read the host's facts just now; false (the fact cache) makes the evaluating call confirm them.
+    type: bool
+    default: false
   skip_checks:
     description:
       - Check IDs not evaluated on this host.
@@ -69,11 +72,10 @@ attributes:
   platform:
     support: full
     platforms: posix
-    description: Any POSIX host with Python that M(rocm_fleet.core.gpu_facts) supports.
+    description: Any POSIX host with Python that M(rocm_fleet.core.node_compliance) supports.
 notes:
   - The item kinds and their expected state are documented in C(docs/compliance-checks.md); the check IDs in
     C(docs/compliance-controls.md).
-  - The C(rocm_fleet.core.compliance) role runs this action with the C(compliance_*) variables.
 seealso:
   - module: rocm_fleet.core.node_compliance
   - module: rocm_fleet.core.gpu_facts
@@ -82,10 +84,10 @@ seealso:
 EXAMPLES = r"""
 - name: Evaluate the host against what the inventory declares
   rocm_fleet.core.host_compliance:
-    gpu_sources: [sysfs, rocm_smi]  # rocm-smi's disagreements with sysfs become conflicts in the gpu fact
+    facts_fresh: true
   register: compliance_result
 
-- name: Leave the NUMA check out and look only at the kernel and access roles
+- name: Look only at the kernel and access roles, without the NUMA check
   rocm_fleet.core.host_compliance:
     roles: [kernel, access]
     skip_checks: [ROCM-TOPO-002]
@@ -111,11 +113,13 @@ decision:
   returned: success
   type: dict
 ansible_facts:
-  description: The gpu fact and the OS facts gathered (C(distribution), C(os_family), C(kernel), C(processor), ...).
-  returned: success
+  description: The gpu fact and the OS facts read again (C(distribution), C(os_family), C(kernel), C(processor), ...).
+  returned: when O(facts_fresh=false)
   type: dict
 module_calls:
-  description: Module calls this host cost; 1 when known facts still held, else 2.
+  description:
+    - M(rocm_fleet.core.node_compliance) calls this task made; 1 unless the cached facts no longer held. Reading the
+      facts first (the compliance role's gpu_facts task, left out where they are cached) is one call more.
   returned: success
   type: int
   sample: 1

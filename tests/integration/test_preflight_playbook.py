@@ -34,6 +34,8 @@ PLAYBOOK = """---
 # Accepts whatever kernel this machine runs, so the scenarios below do not depend on it.
 ANY_KERNEL = {"what": "kernel", "reason": "tests run on the build machine's kernel"}
 DEBIAN_12 = {"what": "os", "value": "debian 12", "reason": "site image is Debian 12"}
+# The decision's own first check (bad values, catalog or matrix data) fails in this one task.
+BAD_INVENTORY = "Fail on bad inventory values or GPU catalog and support matrix data"
 ON_DEBIAN = pytest.mark.skipif(
     not Path("/etc/debian_version").exists(), reason="the scenarios assume a Debian 12 machine (the lab's OS)"
 )
@@ -163,7 +165,7 @@ def scenario_results(tmp_path_factory, sysfs_roots):
 @ON_DEBIAN
 def test_unknown_expected_class_names_host_variable_and_nearest_class(scenario_results):
     outcome = scenario_results["unknown-class"]
-    assert outcome["failed_task"] == "Fail on an expected GPU class the catalog does not have"
+    assert outcome["failed_task"] == BAD_INVENTORY
     for word in ("unknown-class", "preflight_expected_class", "mi300z", "did you mean mi300x"):
         assert word in outcome["msg"]
 
@@ -200,7 +202,7 @@ def test_wrong_type_fails_argument_validation_naming_the_variable(scenario_resul
 @ON_DEBIAN
 def test_misspelled_variable_fails_with_the_nearest_declared_name(scenario_results):
     outcome = scenario_results["misspelled"]
-    assert outcome["failed_task"] == "Fail on role variables that no role declares (misspelled names)"
+    assert outcome["failed_task"].startswith("Fail on role variables that no role declares")
     assert "host misspelled" in outcome["msg"] and "unknown variable preflight_rocm_verison" in outcome["msg"]
     assert "did you mean preflight_rocm_version?" in outcome["msg"]
 
@@ -208,14 +210,14 @@ def test_misspelled_variable_fails_with_the_nearest_declared_name(scenario_resul
 @ON_DEBIAN
 def test_unquoted_version_fails_asking_for_quotes(scenario_results):
     outcome = scenario_results["unquoted-version"]
-    assert outcome["failed_task"] == "Fail on an unquoted ROCm version"
+    assert outcome["failed_task"] == BAD_INVENTORY
     assert "preflight_rocm_version must be quoted" in outcome["msg"]
 
 
 @ON_DEBIAN
 def test_bad_catalog_extension_fails_naming_the_class(scenario_results):
     outcome = scenario_results["bad-catalog"]
-    assert outcome["failed_task"] == "Fail on bad GPU catalog or support matrix data"
+    assert outcome["failed_task"] == BAD_INVENTORY
     assert "preflight_gpu_catalog_extra" in outcome["msg"]
     assert "gpu catalog class mi999: has no source" in outcome["msg"]
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from rocm_fleet.drift.schema import ReportFormatError, require, require_choice
 
-SCHEMA_VERSION = 1
+# 2: a change is named by its object's label, no longer by a task's name.
+SCHEMA_VERSION = 2
 
 HOST_STATUSES = ("compliant", "drift", "unreachable", "error")
 # skipped: not measurable on this host now (a GPU check while amdgpu is not loaded).
@@ -64,6 +65,8 @@ class CheckResult:
     actual: Any = None
     message: str = ""
     waiver: AppliedWaiver | None = None
+    # What repairs a failed check that no role task does (a reboot, a person); empty when site.yml does.
+    repair: str = ""
 
     def __post_init__(self) -> None:
         if not CHECK_ID_PATTERN.match(self.id):
@@ -83,6 +86,7 @@ class CheckResult:
             "expected": self.expected,
             "actual": self.actual,
             "message": self.message,
+            "repair": self.repair,
             "waiver": self.waiver.to_dict() if self.waiver else None,
         }
 
@@ -96,6 +100,7 @@ class CheckResult:
             "expected": data.get("expected"),
             "actual": data.get("actual"),
             "message": require(data, "message", str, where),
+            "repair": require(data, "repair", str, where),
             "waiver": AppliedWaiver.from_dict(waiver, f"{where}.waiver") if waiver is not None else None,
         }
         try:
@@ -106,30 +111,26 @@ class CheckResult:
 
 @dataclasses.dataclass
 class Change:
-    """One item that ``ansible-playbook site.yml --check`` would change."""
+    """One managed object that ``ansible-playbook site.yml --check`` would change.
 
-    task: str
+    ``label`` is the role's label for the object (``kernel: kernel.numa_balancing=0``),
+    which the task applying it prints as its loop item: one name in both outputs.
+    """
+
+    label: str
     action: str
     role: str | None = None
-    item: str | None = None
     diff: str = ""
 
-    @property
-    def label(self) -> str:
-        """The task line ``ansible-playbook`` prints (``role : task [loop label]``), so reports compare with --check."""
-        name = f"{self.role} : {self.task}" if self.role else self.task
-        return f"{name} [{self.item}]" if self.item is not None else name
-
     def to_dict(self) -> dict:
-        return {"task": self.task, "role": self.role, "action": self.action, "item": self.item, "diff": self.diff}
+        return {"label": self.label, "role": self.role, "action": self.action, "diff": self.diff}
 
     @classmethod
     def from_dict(cls, data: Mapping, where: str) -> Change:
         return cls(
-            task=require(data, "task", str, where),
+            label=require(data, "label", str, where),
             role=require(data, "role", str, where, optional=True),
             action=require(data, "action", str, where),
-            item=require(data, "item", str, where, optional=True),
             diff=require(data, "diff", str, where),
         )
 

@@ -3,21 +3,17 @@
 node_compliance returns one result per item (several items may share a check
 ID: one per file, user or package) and one per GPU class check. A check passes
 when all its items pass; it errors when any item could not be read. A failed
-item that names the task enforcing it is also a change that
-``ansible-playbook site.yml --check`` would report: the task as Ansible prints
-it is ``<role> : <task name>``, and a loop item's label follows in brackets.
+item with a label is also a change that ``ansible-playbook site.yml --check``
+would report under that label (the role's task prints it as its loop item);
+an item that no task repairs says what does instead (``repair``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from rocm_fleet.drift.model import LINK_TYPES, Change, CheckResult, GpuSummary, HostResult
 from rocm_fleet.drift.schema import ReportFormatError
-
-# "Add the listed users to the GPU groups [researcher]" -> task name, loop label.
-TASK_WITH_LABEL = re.compile(r"^(?P<task>.*?) \[(?P<item>.*)\]$")
 
 
 def check_results(results: list[Mapping]) -> list[CheckResult]:
@@ -38,6 +34,7 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
                 status=status,
                 expected=shown[0]["expected"] if len(shown) == 1 else [item["expected"] for item in shown],
                 actual=shown[0]["actual"] if len(shown) == 1 else [item["actual"] for item in shown],
+                repair="; ".join(dict.fromkeys(item["repair"] for item in bad if item.get("repair"))),
                 message="; ".join(item["message"] for item in bad) if bad else
                 items[0]["message"] if skipped else f"{len(items)} item(s) as expected",
             )
@@ -46,22 +43,18 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
 
 
 def pending_changes(results: list[Mapping]) -> list[Change]:
-    """One change per task and loop item, in the order the items came; diffs of one task are joined."""
-    changes: dict[tuple, Change] = {}
+    """One change per object (its label), in the order the items came; the diffs of one object are joined."""
+    changes: dict[str, Change] = {}
     for result in results:
-        if result["status"] != "fail" or not result.get("task"):
+        if result["status"] != "fail" or not result.get("label"):
             continue
-        match = TASK_WITH_LABEL.match(result["task"])
-        task, item = (match["task"], match["item"]) if match else (result["task"], None)
-        key = (result.get("role"), task, item)
-        if key in changes:
+        label = result["label"]
+        if label in changes:
             if result.get("diff"):
-                changes[key].diff += result["diff"]
+                changes[label].diff += result["diff"]
             continue
-        changes[key] = Change(
-            task=task, role=result.get("role"), action=result.get("action") or "change", item=item,
-            diff=result.get("diff") or "",
-        )
+        changes[label] = Change(label=label, role=result.get("role"), action=result.get("action") or "change",
+                                diff=result.get("diff") or "")
     return list(changes.values())
 
 

@@ -22,6 +22,7 @@ class PlaybookRun:
     output: str
     recap: dict[str, dict[str, int]]
     changed_tasks: dict[str, list[str]]  # host -> names of tasks that reported a change
+    changed_objects: dict[str, list[str]]  # host -> the printed loop label (object label) or task of each change
     failed_tasks: dict[str, list[dict]]  # host -> [{task, message}] of the failures, in order
 
     def tail(self, characters: int = 6000) -> str:
@@ -44,4 +45,5 @@ def run_playbook(playbook: str = "site.yml", *args: str, inventory: Path = LAB_I
             recap[match["host"]] = {key: int(match[key]) for key in ("ok", "changed", "unreachable", "failed")}
     recorded = json.loads(log.read_text()) if log.stat().st_size else {}
     log.unlink()
-    return PlaybookRun(result.returncode, output, recap, recorded.get("changed", {}), recorded.get("failed", {}))
+    return PlaybookRun(result.returncode, output, recap, recorded.get("changed", {}), recorded.get("objects", {}),
+                       recorded.get("failed", {}))

@@ -92,7 +92,7 @@ def _host_suite(parent: ET.Element, name: str, host: HostResult, timestamp: str)
         _add_check(suite, name, check)
     for change in host.changes:
         case = _case(suite, name, f"CHANGE {change.label}")
-        message = f"{change.action} would change {change.item or change.task}"
+        message = f"{change.action} would change {change.label}"
         _outcome(case, "failure", message, "change", change.diff or "(the module reported no diff)\n")
 
     cases = suite.findall("testcase")

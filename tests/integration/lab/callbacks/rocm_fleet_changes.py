@@ -1,7 +1,11 @@
-"""Test-only callback: writes {"changed": {host: [task]}, "failed": {host: [failure]}} to $ROCM_FLEET_CHANGES_LOG.
+"""Test-only callback: writes {"changed": {host: [task]}, "objects": {host: [label]}, "failed": {host: [failure]}}
+to $ROCM_FLEET_CHANGES_LOG.
 
-Handlers are left out: what they do (regenerate grub.cfg, leave a reboot marker)
-follows from a task's change and is no managed item of its own.
+``changed`` names each changed task as Ansible prints it (``role : task [item]``);
+``objects`` what the run prints for each change: the loop label (a managed
+object's label, which is what drift names a change by), else the task. Handlers are left out: what they do
+(regenerate grub.cfg, leave a reboot marker) follows from a change and is no
+managed object of its own.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class CallbackModule(CallbackBase):
     def __init__(self):
         super().__init__()
         self.changed: dict[str, list[str]] = {}
+        self.objects: dict[str, list[str]] = {}
         self.failed: dict[str, list[dict]] = {}
 
     def _record(self, result):
@@ -39,6 +44,9 @@ class CallbackModule(CallbackBase):
             item = result._result.get("_ansible_item_label", result._result.get("item"))
             label = f"{name} [{item}]" if item is not None and not isinstance(item, dict) else name
             self.changed.setdefault(result._host.get_name(), []).append(label)
+            # What the run prints for the change: the loop label, else the task.
+            printed = result._result.get("_ansible_item_label")
+            self.objects.setdefault(result._host.get_name(), []).append(printed if isinstance(printed, str) else name)
 
     def v2_runner_on_ok(self, result):
         if "results" not in result._result:  # a loop's summary: its items were recorded one by one
@@ -65,4 +73,5 @@ class CallbackModule(CallbackBase):
         path = os.environ.get("ROCM_FLEET_CHANGES_LOG")
         if path:
             with open(path, "w") as handle:
-                json.dump({"changed": self.changed, "failed": self.failed}, handle, indent=1, sort_keys=True)
+                recorded = {"changed": self.changed, "objects": self.objects, "failed": self.failed}
+                json.dump(recorded, handle, indent=1, sort_keys=True)

@@ -75,6 +75,40 @@ def test_acceptances_must_be_a_list():
         FILTERS["rocm_support"](summary, MATRIX, "6.4.1", "Debian", "12", "6.1.0", acceptances={"what": "os"})
 
 
+DECISION_INPUTS = {
+    "host": "gpu-01", "rocm_version": "6.4.1", "accept_unsupported": [], "expected_class": None,
+    "expected_gpu_count": None, "expected_package_count": None, "workload": "general",
+    "min_vram_gib_per_gpu": {"general": 0}, "reboot_allowed": False, "gpu_catalog_extra": {},
+    "support_matrix_extra": {},
+}
+DEBIAN_FACTS = {"distribution": "Debian", "distribution_version": "12", "kernel": "6.1.0-28-amd64", "processor": []}
+
+
+def test_preflight_decide_reads_the_builtin_data_and_the_extras():
+    facts = dict(DEBIAN_FACTS, gpu=gpu_fact(("0x74a1", "gfx942", 192), ("0x74a1", "gfx942", 192)))
+    outcome = FILTERS["preflight_decide"](facts, DECISION_INPUTS)
+    assert outcome["proceed"] and outcome["decision"]["classes"] == ["mi300x"]
+    renamed = dict(DECISION_INPUTS, gpu_catalog_extra={"mi300x": {"product": "Site MI300X"}})
+    assert FILTERS["preflight_decide"](facts, renamed)["gpus"] == "2 x Site MI300X (gfx942)"
+
+
+@pytest.mark.parametrize(
+    ("facts", "inputs", "message"),
+    [
+        ([], DECISION_INPUTS, "preflight_decide expects ansible_facts as a mapping, got list"),
+        (DEBIAN_FACTS, "inputs", "expects preflight_decision_inputs as a mapping"),
+        (DEBIAN_FACTS, {"host": "h"}, "preflight_decide: the decision inputs lack rocm_version"),
+        (DEBIAN_FACTS, dict(DECISION_INPUTS, gpu_catalog_extra=["mi300x"]),
+         "preflight_decide: preflight_gpu_catalog_extra must be a mapping, got list"),
+        # A class whose match is not a mapping breaks the data checks themselves.
+        (DEBIAN_FACTS, dict(DECISION_INPUTS, gpu_catalog_extra={"mi999": {"match": ["0x1"]}}), "preflight_decide: "),
+    ],
+)
+def test_preflight_decide_fails_with_a_filter_error(facts, inputs, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        FILTERS["preflight_decide"](facts, inputs)
+
+
 PLAYBOOK = """
 - hosts: localhost
   connection: local

@@ -1,0 +1,52 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A role's managed objects on the controller: module_utils.managed_state plus where the role's files are.
+
+The rocm_fleet.core.managed_objects filter (provisioning, through the _common
+role) and the host_compliance action (drift) both call ``role_objects``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import ManagedStateError, normalize
+
+# plugins/plugin_utils/ -> the collection root, whose roles/ holds every role.
+ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+OS_FAMILIES = ("Debian", "RedHat", "Suse")
+
+
+def role_objects(objects, role):
+    """normalize(), with each template resolved to roles/<role>/templates/ (absolute, so _common can apply it)."""
+    normalized = normalize(objects, role)
+    for obj in normalized:
+        if obj["kind"] == "file" and obj.get("template"):
+            path = os.path.join(ROLES_DIR, role, "templates", obj["template"])
+            if not os.path.isfile(path):
+                raise ManagedStateError("%s: roles/%s/templates/%s does not exist"
+                                        % (obj["label"], role, obj["template"]))
+            obj["template_path"] = path
+    return normalized
+
+
+def os_vars_files(role, facts):
+    """roles/<role>/vars/<os_family>.yml, then <distribution>.yml where it exists: the role's OS data, in that order.
+
+    A role with OS data and no file for the host's family cannot run there: the error says which families it has.
+    """
+    vars_dir = os.path.join(ROLES_DIR, role, "vars")
+    families = [name for name in OS_FAMILIES if os.path.isfile(os.path.join(vars_dir, name + ".yml"))]
+    if not families:
+        return []
+    family, distribution = (facts or {}).get("os_family"), (facts or {}).get("distribution")
+    if family not in families:
+        raise ManagedStateError("role %s has no vars/%s.yml: OS family %s is not supported (supported: %s)"
+                                % (role, family, family, ", ".join(families)))
+    files = [os.path.join(vars_dir, family + ".yml")]
+    if distribution and distribution != family and os.path.isfile(os.path.join(vars_dir, distribution + ".yml")):
+        files.append(os.path.join(vars_dir, distribution + ".yml"))
+    return files
