@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--waivers", help="YAML waiver file (check, hosts, reason, expires)")
     parser.add_argument(
+        "-e", "--extra-vars", dest="extra_vars", action="append", default=[], metavar="VARS",
+        help="variables as ansible-playbook -e takes them (key=value, JSON or @file), winning over the inventory",
+    )
+    parser.add_argument(
         "--format",
         dest="formats",
         type=_formats,
@@ -85,7 +89,9 @@ def run_drift(
         print(line, file=err, flush=True)
 
     try:
-        report, host_groups = collect(args.inventory, args.limit, progress)
+        # As site.yml would be run with them, so drift and --check compare under the same overrides.
+        options = {"extra_vars": args.extra_vars} if getattr(args, "extra_vars", None) else {}
+        report, host_groups = collect(args.inventory, args.limit, progress, **options)
     except Exception as exc:  # the engine failing is the one case the command itself fails
         print(f"rocm-fleet drift: could not run: {exc}", file=err)
         return EXIT_CANNOT_RUN

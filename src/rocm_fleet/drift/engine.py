@@ -94,8 +94,13 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
-def collect(inventory: str, limit: str | None, progress: Callable[[str], None]) -> tuple[DriftReport, dict]:
-    """Look at every host of ``inventory`` (``limit``: an Ansible pattern); the ``drift.cli`` engine contract."""
+def collect(
+    inventory: str, limit: str | None, progress: Callable[[str], None], extra_vars: list[str] = (),
+) -> tuple[DriftReport, dict]:
+    """Look at every host of ``inventory`` (``limit``: an Ansible pattern); the ``drift.cli`` engine contract.
+
+    ``extra_vars`` are ansible-playbook ``-e`` arguments, passed on unchanged.
+    """
     import ansible_runner
 
     started = _now()
@@ -127,7 +132,8 @@ def collect(inventory: str, limit: str | None, progress: Callable[[str], None]) 
     with tempfile.TemporaryDirectory(prefix="rocm-fleet-drift-") as private:
         runner = ansible_runner.run(
             private_data_dir=private, project_dir=str(REPO), playbook=str(playbook), inventory=inventory,
-            limit=limit, envvars=env, event_handler=events, quiet=True, suppress_env_files=True, **cache_options,
+            limit=limit, envvars=env, event_handler=events, quiet=True, suppress_env_files=True,
+            cmdline=shlex.join(option for value in extra_vars for option in ("-e", value)) or None, **cache_options,
         )
         if not events.results and runner.rc != 0:
             output = runner.stdout.read()[-2000:] if runner.stdout else ""

@@ -60,6 +60,24 @@ def change_labels(host: dict) -> list[str]:
     return sorted(Change.from_dict(change, "change").label for change in host["changes"])
 
 
+def check_labels(run, host: str) -> list[str]:
+    """What site.yml --check printed for each change on ``host``: a managed object's label, once each."""
+    return sorted(set(run.changed_objects.get(host, [])))
+
+
+def compliance_task(host: str, env: dict | None = None) -> tuple[bool, dict]:
+    """playbooks/drift.yml on ``host`` alone: (whether its facts were read first, the host_compliance result)."""
+    result = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", str(LAB_INVENTORY), "playbooks/drift.yml", "--limit", host], cwd=REPO,
+        env=ansible_env({"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "json", **(env or {})}),
+        capture_output=True, text=True, timeout=300)
+    tasks = {task["task"]["name"]: task["hosts"][host] for task in json.loads(result.stdout)["plays"][0]["tasks"]}
+    gathered = tasks["rocm_fleet.core.compliance : Read the GPU and OS facts unless an earlier run's are known"]
+    evaluated = tasks["rocm_fleet.core.compliance : Evaluate the host against what the inventory declares"]
+    assert not evaluated.get("failed"), evaluated.get("msg")
+    return not gathered.get("skipped"), evaluated
+
+
 def shell(pattern: str, command: str) -> None:
     results = adhoc(pattern, "ansible.builtin.shell", command)
     failed = {host: result.get("stderr") or result.get("msg") for host, result in results.items()
@@ -87,28 +105,28 @@ def test_drift_reports_every_host_compliant_after_site_yml(compliant_lab, tmp_pa
 
 
 def test_known_facts_save_a_module_call_and_never_hide_a_change(compliant_lab, tmp_path):
-    """host_compliance decides from cached facts and confirms them in its one call; a change costs the second."""
+    """With cached facts the play reads none first and host_compliance confirms them in its one call; a change
+    since costs the second call."""
     host = "w7900-01"
     cache = {"ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp_path)}
 
-    def evaluate(env: dict | None) -> dict:
-        result = adhoc(host, "rocm_fleet.core.host_compliance", env=env)[host]
-        assert not result.get("failed"), result.get("msg")
-        return result
+    def calls(run: tuple[bool, dict]) -> int:
+        gathered, evaluated = run
+        return int(gathered) + evaluated["module_calls"]
 
-    first, second = evaluate(cache), evaluate(cache)
-    assert (first["module_calls"], second["module_calls"]) == (2, 1)
-    assert second["results"] == first["results"] and second["decision"] == first["decision"]
-    assert second["summary"]["fail"] == 0
+    first, second = compliance_task(host, cache), compliance_task(host, cache)
+    assert (calls(first), calls(second)) == (2, 1)
+    assert second[1]["results"] == first[1]["results"] and second[1]["decision"] == first[1]["decision"]
+    assert second[1]["summary"]["fail"] == 0
     rocm_fleet("lab", "fault", host, "remove-gpu", "1")
     try:
-        changed, uncached = evaluate(cache), evaluate(None)
+        changed, uncached = compliance_task(host, cache), compliance_task(host)
     finally:
         rocm_fleet("lab", "fault", host, "clear")
-    assert changed["module_calls"] == 2 and uncached["module_calls"] == 2
-    assert changed["results"] == uncached["results"] and changed["decision"] == uncached["decision"]
-    assert changed["decision"]["gpu_count"] == first["decision"]["gpu_count"] - 1
-    assert {item["id"] for item in changed["results"] if item["status"] == "fail"} == {"ROCM-GPU-001"}
+    assert calls(changed) == 2 and calls(uncached) == 2 and not changed[0] and uncached[0]
+    assert changed[1]["results"] == uncached[1]["results"] and changed[1]["decision"] == uncached[1]["decision"]
+    assert changed[1]["decision"]["gpu_count"] == first[1]["decision"]["gpu_count"] - 1
+    assert {item["id"] for item in changed[1]["results"] if item["status"] == "fail"} == {"ROCM-GPU-001"}
 
 
 def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, tmp_path):
@@ -123,10 +141,10 @@ def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, 
     for host, (_, _, expected_checks) in SCENARIOS.items():
         found = report["hosts"][host]
         assert failed_checks(found) == expected_checks, (host, found["checks"])
-        assert change_labels(found) == sorted(check_run.changed_tasks.get(host, [])), (host, check_run.tail(3000))
-    assert change_labels(report["hosts"]["mi250x-01"]) == [
-        "rocm_fleet.core.kernel : Set the sysctls [kernel.numa_balancing=0]"]
-    profile = next(c for c in report["hosts"]["rx6700xt-01"]["changes"] if c["task"] == "Write the login shell profile")
+        assert change_labels(found) == check_labels(check_run, host), (host, check_run.tail(3000))
+    assert change_labels(report["hosts"]["mi250x-01"]) == ["kernel: kernel.numa_balancing=0"]
+    profile = next(c for c in report["hosts"]["rx6700xt-01"]["changes"]
+                   if c["label"] == "environment: /etc/profile.d/rocm.sh")
     assert "-export HSA_ENABLE_SDMA=0" in profile["diff"]
     topology = next(c for c in report["hosts"]["mi300x-01"]["checks"] if c["id"] == "ROCM-TOPO-001")
     assert "GPU 0-1" in topology["message"] and "PCIE" in topology["message"]
@@ -140,6 +158,8 @@ def test_a_removed_boot_parameter_is_missing_after_the_reboot(compliant_lab, tmp
     assert checks["ROCM-BOOT-002"]["status"] == "fail"
     assert checks["ROCM-BOOT-002"]["message"].startswith("missing: iommu=pt"), checks["ROCM-BOOT-002"]
     assert failed_checks(report["hosts"]["mi210-01"]) == {"ROCM-BOOT-001", "ROCM-BOOT-002"}
+    # No task repairs an inactive boot parameter: the report says what does.
+    assert checks["ROCM-BOOT-002"]["repair"].startswith("a reboot"), checks["ROCM-BOOT-002"]
 
 
 def test_an_unreachable_host_exits_3_and_the_others_are_checked_then_all_is_restored(compliant_lab, tmp_path):

@@ -16,9 +16,9 @@ def write(root, path, data, mode=0o644):
 
 
 def check(root, kind, item_id="ROCM-TEST-001", **fields):
-    """Evaluate one item of ``kind``; ``role``/``task`` go on the item, everything else into ``expect``."""
+    """Evaluate one item of ``kind``; ``role``/``label``/``repair`` go on the item, everything else into ``expect``."""
     item = {"id": item_id, "kind": kind, "expect": fields}
-    for key in ("role", "task"):
+    for key in ("role", "label", "repair"):
         if key in fields:
             item[key] = fields.pop(key)
     return evaluate_item(item, 0, HostView(str(root)))

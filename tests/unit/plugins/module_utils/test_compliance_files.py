@@ -20,7 +20,7 @@ def root(tmp_path):
 
 
 def check(root, kind, **expect):
-    return check_item(root, kind, role="environment", task="Write it", **expect)
+    return check_item(root, kind, role="rocm_fleet.core.environment", label="environment: /etc/profile.d/rocm.sh", **expect)
 
 
 def test_file_with_expected_content_and_mode_passes(root):
@@ -36,7 +36,9 @@ def test_file_with_expected_content_and_mode_passes(root):
         group="render",
     )
     assert result["status"] == "pass", result["message"]
-    assert (result["role"], result["task"]) == ("environment", "Write it")
+    assert (result["role"], result["label"], result["repair"]) == (
+        "rocm_fleet.core.environment", "environment: /etc/profile.d/rocm.sh", None
+    )
 
 
 def test_file_content_drift_gives_a_unified_diff(root):

@@ -1,6 +1,12 @@
 """GPU class checks against gpu facts as gpu_facts returns them (built here as plain dicts)."""
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import (
+    BY_A_PERSON,
+    GPU_CHECKS,
+    INVALID_EXPECT_ID,
+    REPAIRS,
+    evaluate_gpu,
+)
 
 
 def fact(count=2, loaded=True, version="6.12.12", rocm="6.4.1-83"):
@@ -56,9 +62,28 @@ def test_topology_without_a_source_is_an_error_and_one_gpu_has_no_links():
     assert results({"topology": {"link_type": "XGMI"}}, fact(count=1))["ROCM-TOPO-001"]["status"] == "pass"
 
 
-def test_result_shape_has_no_role():
+def test_result_shape_has_no_role_and_no_label_but_says_what_repairs_it():
     entry = results({"count": 2}, fact())["ROCM-GPU-001"]
-    assert (entry["kind"], entry["role"], entry["task"], entry["status"]) == ("gpu", None, None, "pass")
+    assert (entry["kind"], entry["role"], entry["label"], entry["status"]) == ("gpu", None, None, "pass")
+    # no task of a role repairs the hardware: a person does
+    assert entry["repair"] == BY_A_PERSON
+    assert "task" not in entry
+
+
+def test_each_gpu_check_says_what_repairs_it():
+    expect = {"count": 3, "driver": {"loaded": True, "version": "6.10.*"}, "rocm_version": "6.3.3*"}
+    checks = results(expect, fact())
+    assert checks["ROCM-DRV-001"]["repair"] == REPAIRS["ROCM-DRV-001"]
+    assert checks["ROCM-PKG-001"]["repair"] == REPAIRS["ROCM-PKG-001"]
+    assert checks["ROCM-GPU-001"]["repair"] == BY_A_PERSON
+    assert all(entry["status"] == "fail" and entry["label"] is None for entry in checks.values())
+    invalid = results({"cuont": 2}, fact())[INVALID_EXPECT_ID[0]]
+    assert (invalid["status"], invalid["repair"]) == ("error", REPAIRS[INVALID_EXPECT_ID[0]])
+
+
+def test_every_repair_names_a_known_check():
+    known = {check_id for check_id, _title in GPU_CHECKS.values()} | {INVALID_EXPECT_ID[0]}
+    assert set(REPAIRS) <= known
 
 
 def test_a_product_pattern_covers_the_variants_of_one_product():
