@@ -14,6 +14,10 @@ facts of the run before cached: one node_compliance call per host). It prints
 the medians and their ratios to ping. Exit 1 when the nightly ratio at the
 largest size is above --max-ratio (default 4), 2 when it cannot run. A script,
 not a test: timings depend on the machine's load.
+
+--baseline REF also times the drift of an earlier commit (a git worktree of
+REF, its own engine and collection) in the same run, each repeat of the two
+taken one after the other, and prints its ratios beside this checkout's.
 """
 
 from __future__ import annotations
@@ -58,11 +62,18 @@ def bench_inventory(env: dict, workdir: Path) -> Path:
     return inventory
 
 
+def baseline_env(env: dict, ref: str, directory: Path) -> dict:
+    """A worktree of ``ref``: its engine (PYTHONPATH) and its collection (ROCM_FLEET_COLLECTION_ROOT)."""
+    run(["git", "worktree", "add", "--detach", str(directory), ref], env)
+    return {**env, "PYTHONPATH": str(directory / "src"), "ROCM_FLEET_COLLECTION_ROOT": str(directory)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--max-ratio", type=float, default=4.0)
     parser.add_argument("--no-converge", action="store_true", help="the scale hosts are converged already")
+    parser.add_argument("--baseline", metavar="REF", help="also time the drift of this git commit, side by side")
     args = parser.parse_args()
     missing = [name for name in ("ROCM_FLEET_LAB_DIR", "ROCM_FLEET_LAB_INVENTORY") if not os.environ.get(name)]
     if os.geteuid() != 0 or missing:
@@ -72,12 +83,16 @@ def main() -> int:
     run([str(BIN / "rocm-fleet"), "lab", "up", str(max(SIZES))], env)
     with tempfile.TemporaryDirectory(prefix="bench-drift-") as work:
         inventory = bench_inventory(env, Path(work))
+        versions = {"this": env}
+        if args.baseline:
+            versions[args.baseline] = baseline_env(env, args.baseline, Path(work) / "baseline")
         hosts = [f"scale-{number:02d}" for number in range(1, max(SIZES) + 1)]
         if not args.no_converge:
             start = time.monotonic()
             run([str(BIN / "ansible-playbook"), "-i", str(inventory), "site.yml", "--limit", ",".join(hosts)], env)
             print(f"converged {len(hosts)} hosts with site.yml in {time.monotonic() - start:.0f} s")
-        print(f"{'hosts':>5} {'ping s':>8} {'first s':>8} {'first/ping':>10} {'nightly s':>9} {'nightly/ping':>12}")
+        print(f"{'version':>12} {'hosts':>5} {'ping s':>8} {'first s':>8} {'first/ping':>10} {'nightly s':>9}"
+              f" {'nightly/ping':>12}")
         ratio = 0.0
         for size in SIZES:
             limit = ",".join(hosts[:size])
@@ -85,17 +100,27 @@ def main() -> int:
                              "--output-dir", str(Path(work) / "report")]
             ping = [timed([str(BIN / "ansible"), "-i", str(inventory), limit, "-m", "ansible.builtin.ping"], env, (0,))
                     for _ in range(args.repeat)]
-            # First look: an empty fact cache each time, so every host costs gpu_facts + node_compliance.
-            first = [timed(drift_command, {**env, "ROCM_FLEET_FACT_CACHE": tempfile.mkdtemp(dir=work)}, (0, 2))
-                     for _ in range(args.repeat)]
-            # Nightly: the facts of the run before are cached, so each host costs one node_compliance call.
-            cache = {**env, "ROCM_FLEET_FACT_CACHE": tempfile.mkdtemp(dir=work)}
-            timed(drift_command, cache, (0, 2))
-            nightly = [timed(drift_command, cache, (0, 2)) for _ in range(args.repeat)]
             base = statistics.median(ping)
-            first_ratio, ratio = statistics.median(first) / base, statistics.median(nightly) / base
-            print(f"{size:>5} {base:>8.1f} {statistics.median(first):>8.1f} {first_ratio:>10.1f}"
-                  f" {statistics.median(nightly):>9.1f} {ratio:>12.1f}")
+            first, nightly = {name: [] for name in versions}, {name: [] for name in versions}
+            caches = {name: {**version_env, "ROCM_FLEET_FACT_CACHE": tempfile.mkdtemp(dir=work)}
+                      for name, version_env in versions.items()}
+            for name in versions:  # the nightly runs read the facts of this first run
+                timed(drift_command, caches[name], (0, 2))
+            for _ in range(args.repeat):
+                for name, version_env in versions.items():
+                    # First look: an empty fact cache, so every host costs gpu_facts + node_compliance.
+                    fresh = {**version_env, "ROCM_FLEET_FACT_CACHE": tempfile.mkdtemp(dir=work)}
+                    first[name].append(timed(drift_command, fresh, (0, 2)))
+                    # Nightly: the facts of the run before are cached: one node_compliance call per host.
+                    nightly[name].append(timed(drift_command, caches[name], (0, 2)))
+            for name in versions:
+                first_s, nightly_s = statistics.median(first[name]), statistics.median(nightly[name])
+                if name == "this":
+                    ratio = nightly_s / base
+                print(f"{name:>12} {size:>5} {base:>8.1f} {first_s:>8.1f} {first_s / base:>10.2f}"
+                      f" {nightly_s:>9.1f} {nightly_s / base:>12.2f}")
+        if args.baseline:
+            run(["git", "worktree", "remove", "--force", str(Path(work) / "baseline")], env, check=False)
     return 1 if ratio > args.max_ratio else 0
 
 

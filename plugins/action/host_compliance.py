@@ -99,7 +99,9 @@ class ActionModule(ActionBase):
         """One node_compliance call; ``confirm`` also reads the facts again, to compare with those decided from."""
         module_args = {"items": state.items, "timeout": args["timeout"]}
         if confirm:
-            module_args.update(facts=True, gpu_sources=args["gpu_sources"])
+            module_args["facts"] = True
+            if args["gpu_sources"] is not None:  # else gpu_facts' default
+                module_args["gpu_sources"] = args["gpu_sources"]
         return self._execute_module(
             module_name="rocm_fleet.core.node_compliance", module_args=module_args, task_vars=task_vars
         )
@@ -125,10 +127,9 @@ class ActionModule(ActionBase):
         skipped = set(args["skip_checks"])
         items = []
         for role in args["roles"]:
-            objects = self._variable(templar, variables, "__%s_objects" % role)
-            for item in compliance_items(objects):
-                if item["id"] not in skipped:
-                    items.append(self._with_content(templar, variables, item, objects))
+            for obj in self._variable(templar, variables, "__%s_objects" % role):
+                items.extend(self._with_content(templar, variables, item, obj)
+                             for item in compliance_items([obj]) if item["id"] not in skipped)
         # The compliance role's inputs of the GPU class checks, templated with the decision as the roles see it.
         gpu_inputs = self._variable(templar, variables, GPU_INPUTS) if GPU_INPUTS in variables else {}
         gpu_expect = gpu_expectations(decision, catalog, matrix, **gpu_inputs)
@@ -143,12 +144,10 @@ class ActionModule(ActionBase):
                                       % name)
         return templar.template(variables[name])
 
-    def _with_content(self, templar, variables, item, objects):
+    def _with_content(self, templar, variables, item, obj):
         """A file item's expected content, rendered from its template as ansible.builtin.template writes it."""
-        source = item["expect"].pop("template", None)
-        if source is None:
+        if item["expect"].pop("template", None) is None:
             return item
-        obj = next(obj for obj in objects if obj["label"] == item["label"])
         lookup = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=templar)
         # The template action's variables, with the object as the loop item its task gives it.
         template_vars = dict(variables, item=obj)

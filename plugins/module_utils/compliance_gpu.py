@@ -32,7 +32,8 @@ REPAIRS = {
     "ROCM-DRV-001": "site.yml installs amdgpu-dkms of the release; loading it needs a reboot, or a person where the"
                     " module does not load (see its modprobe error)",
     "ROCM-PKG-001": "site.yml (packages_rocm_default_version points /opt/rocm at the release)",
-    "ROCM-GPU-000": "the inventory's GPU class data (preflight_gpu_catalog_extra)",
+    # An expectation or GPU fact that cannot be checked (the message says which).
+    "ROCM-GPU-000": "the inventory's GPU class data (preflight_gpu_catalog_extra) or the GPU fact sources",
 }
 INVALID_EXPECT_ID = ("ROCM-GPU-000", "gpu_expect is valid")
 # What the host can only tell with amdgpu loaded (marketing names, VRAM and the KFD link
@@ -228,7 +229,7 @@ def _result(check, kind, status, expected, actual, message):
         "kind": kind,
         "role": None,
         "label": None,
-        "repair": REPAIRS.get(check_id, BY_A_PERSON),
+        "repair": REPAIRS["ROCM-GPU-000"] if status == "error" else REPAIRS.get(check_id, BY_A_PERSON),
         "severity": None,
         "status": status,
         "expected": expected,

@@ -5,7 +5,7 @@
 
 Each role lists its objects in ``__<role>_managed`` (vars/main.yml). ``normalize``
 expands and completes them (defaults, the role, the label); the role applies the
-result through the shared ``_common`` role, whose tasks print each object's
+result through the shared ``common`` role, whose tasks print each object's
 ``label``, and ``compliance_items`` turns the same result into node_compliance
 items carrying that label, so drift names a change exactly as ``--check`` does.
 """
@@ -89,7 +89,7 @@ def _completed(raw, role, where):
 
 
 def of_kind(objects, kind, state=None):
-    """The objects of ``kind`` (and ``state``, for files) that a _common task applies."""
+    """The objects of ``kind`` (and ``state``, for files) that a task of the common role applies."""
     return [obj for obj in objects if obj["kind"] == kind and (state is None or obj.get("state") == state)]
 
 

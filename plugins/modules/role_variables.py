@@ -17,7 +17,7 @@ description:
   - Reads the host's variables and the C(meta/argument_specs.yml) of every role of this collection.
   - Fails the host on a variable with a role's prefix (C(kernel_)) that no argument spec of that role declares,
     naming the nearest declared name. Ansible would otherwise ignore the misspelled variable silently. The names
-    that roles set as results (C(_common_role_results) in C(roles/_common/vars/main.yml)) are accepted.
+    that roles set as results (C(__common_role_results) in C(roles/common/vars/main.yml)) are accepted.
   - Fails on an option of type C(list) given as a string. Argument validation splits C(a,b) into a list for its own
     copy only, and the role would see the string.
   - Fails on an option whose value does not fit its argument spec (type, elements, choices, suboptions), naming the
@@ -30,7 +30,7 @@ options:
   roles:
     description:
       - Roles of this collection whose variables are checked; each needs C(meta/argument_specs.yml).
-      - Without it, every role of the collection that has argument specs, except the private C(_common).
+      - Without it, every role of the collection that has argument specs, except the private C(common).
     type: list
     elements: str
 attributes:

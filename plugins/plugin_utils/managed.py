@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A role's managed objects on the controller: module_utils.managed_state plus where the role's files are.
 
-The rocm_fleet.core.managed_objects filter (provisioning, through the _common
+The rocm_fleet.core.managed_objects filter (provisioning, through the common
 role) and the host_compliance action (drift) both call ``role_objects``.
 """
 
@@ -14,14 +14,13 @@ __metaclass__ = type
 import os
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import ManagedStateError, normalize
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import ROLES_DIR
 
-# plugins/plugin_utils/ -> the collection root, whose roles/ holds every role.
-ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 OS_FAMILIES = ("Debian", "RedHat", "Suse")
 
 
 def role_objects(objects, role):
-    """normalize(), with each template resolved to roles/<role>/templates/ (absolute, so _common can apply it)."""
+    """normalize(), each template resolved to roles/<role>/templates/ (absolute: the common role applies it)."""
     normalized = normalize(objects, role)
     for obj in normalized:
         if obj["kind"] == "file" and obj.get("template"):

@@ -20,10 +20,8 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.utils.vars import merge_hash
 
-# libyaml's loader where the controller has it: the drift check reads this for every host.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# plugins/plugin_utils/<this file> -> the collection root, which holds roles/.
-ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import ROLES_DIR, SAFE_LOADER
+
 # (file under roles/preflight/vars, its variable, the inventory variable that extends it)
 DATA_FILES = (
     ("gpu_catalog.yml", "preflight_gpu_catalog_builtin", "preflight_gpu_catalog_extra"),

@@ -26,16 +26,16 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.rocm_fleet.core.plugins.filter.role_variables import unknown_role_vars
-from ansible_collections.rocm_fleet.core.plugins.lookup.role_argument_specs import (
-    COLLECTION_ROLES,
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import (
+    ROLES_DIR,
     SAFE_LOADER,
     read_argument_specs,
+    unknown_role_vars,
 )
 
-# The role-prefixed names that are results, not settings, are data of the _common role.
-RESULTS_FILE = os.path.join(COLLECTION_ROLES, "_common", "vars", "main.yml")
-RESULTS_NAME = "_common_role_results"
+# The role-prefixed names that are results, not settings, are data of the common role.
+RESULTS_FILE = os.path.join(ROLES_DIR, "common", "vars", "main.yml")
+RESULTS_NAME = "__common_role_results"
 # Documentation, or meaningless for a value that is present: role specs write defaults as prose too.
 NOT_CHECKED = ("default", "required", "description", "version_added")
 SHOWN_CHARACTERS = 80
@@ -43,11 +43,11 @@ SHOWN_CHARACTERS = 80
 
 def read_specs():
     """{role: argument specs} of this collection's roles."""
-    return read_argument_specs(COLLECTION_ROLES)
+    return read_argument_specs(ROLES_DIR)
 
 
 def role_results(path=RESULTS_FILE):
-    """The role-prefixed names that roles set as results (_common_role_results in roles/_common/vars/main.yml)."""
+    """The role-prefixed names that roles set as results (__common_role_results in roles/common/vars/main.yml)."""
     try:
         with open(path) as handle:
             data = yaml.load(handle, Loader=SAFE_LOADER) or {}
@@ -60,7 +60,7 @@ def role_results(path=RESULTS_FILE):
 
 
 def checked_roles(specs, roles=None):
-    """``roles``, or every role with argument specs but the private ones (_common), whose names are internal."""
+    """``roles``, or every role with argument specs but the private ones (common), whose names are internal."""
     if roles is None:
         return sorted(role for role in specs if not role.startswith("_"))
     return list(dict.fromkeys(str(role) for role in roles))

@@ -30,7 +30,7 @@ RULES = "/etc/udev/rules.d/70-rocm-fleet-gpu.rules"
 BREAKS = {
     "w7900-01": (["chmod 0600 /etc/profile.d/rocm.sh"], {"ROCM-ENV-001"}, ["environment: /etc/profile.d/rocm.sh"]),
     "rx7900xtx-01": ([f"chown nobody:nogroup {RULES}"], {"ROCM-ACCESS-003"}, [f"access: {RULES}"]),
-    "mi250x-01": (["echo 'Enabled: no' >> /etc/apt/sources.list.d/rocm.sources"], {"ROCM-REPO-001"},
+    "mi250x-01": (["echo '# added by hand' >> /etc/apt/sources.list.d/rocm.sources"], {"ROCM-REPO-001"},
                   ["repo: /etc/apt/sources.list.d/rocm.sources"]),
     "rx6700xt-01": (["rm /etc/systemd/system.conf.d/rocm-fleet.conf"], {"ROCM-ENV-002"},
                     ["environment: /etc/systemd/system.conf.d/rocm-fleet.conf"]),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import find_task, render, render_template
+from conftest import evaluate, find_task, load_yaml, render, render_template
 
 PASSWD = {"root": ["x", "0"], "alice": ["x", "1000"], "bob": ["x", "1001"]}
 
@@ -24,24 +24,76 @@ def test_a_missing_user_may_be_created_when_asked():
     assert missing_users([{"name": "carol", "create": True}]) == []
 
 
-def unlisted_members(groups: dict, listed: list[str]) -> list[str]:
+def access_variables(**overrides) -> dict:
+    """The role's defaults and vars/main.yml (its managed objects), with ``overrides`` as the inventory's."""
+    return {**load_yaml("access/defaults/main.yml"), **load_yaml("access/vars/main.yml"),
+            "ansible_facts": {"os_family": "Debian"}, **overrides}
+
+
+def removals(groups: dict, listed: list[str], exclusive: bool = True) -> list[tuple[str, str, str]]:
+    """(group, user, loop label) of each gpasswd --delete the role's task runs, as its loop and when decide."""
     task = find_task("access/tasks/groups.yml", "Take unlisted users out of the GPU groups")
-    return render(
-        "{{ __access_unlisted_members }}",
-        access_gpu_groups=["render", "video"],
-        access_users=[{"name": name} for name in listed],
-        ansible_facts={"getent_group": groups},
-        **task["vars"],
-    )
+    variables = access_variables(access_users=[{"name": name} for name in listed],
+                                 access_exclusive_membership=exclusive,
+                                 ansible_facts={"os_family": "Debian", "getent_group": groups})
+    loop = render(task["loop"], **variables, **task["vars"])
+    assert task["loop_control"]["label"] == "{{ item.0.label }}"
+    assert task["ansible.builtin.command"]["argv"] == ["gpasswd", "--delete", "{{ item.1 }}", "{{ item.0.group }}"]
+    return [(obj["group"], user, obj["label"]) for obj, user in loop
+            if all(evaluate(condition, item=[obj, user], **variables) for condition in task["when"])]
 
 
 def test_unlisted_members_are_found_across_groups():
     groups = {"render": ["x", "993", "alice,mallory"], "video": ["x", "44", "bob,mallory"]}
-    assert unlisted_members(groups, ["alice", "bob"]) == ["mallory"]
+    assert removals(groups, ["alice", "bob"]) == [
+        ("render", "mallory", "access: only the listed users in render"),
+        ("video", "mallory", "access: only the listed users in video"),
+    ]
+
+
+def test_a_listed_user_is_never_removed_and_only_members_are():
+    groups = {"render": ["x", "993", "alice,bob"], "video": ["x", "44", "alice"]}
+    assert removals(groups, ["alice"]) == [("render", "bob", "access: only the listed users in render")]
 
 
 def test_empty_and_missing_groups_have_no_members():
-    assert unlisted_members({"render": ["x", "993", ""]}, []) == []
+    assert removals({"render": ["x", "993", ""]}, []) == []
+
+
+def test_without_exclusive_membership_nobody_is_removed():
+    groups = {"render": ["x", "993", "alice,mallory"], "video": ["x", "44", "mallory"]}
+    assert removals(groups, ["alice"], exclusive=False) == []
+    main = load_yaml("access/tasks/main.yml")
+    groups_import = next(task for task in main if task.get("ansible.builtin.import_tasks") == "groups.yml")
+    assert groups_import["when"] == "access_exclusive_membership"
+
+
+def objects(**overrides) -> list[dict]:
+    return render("{{ __access_objects }}", **access_variables(**overrides))
+
+
+def test_each_user_is_one_object_for_all_gpu_groups_and_created_users_first():
+    users = [{"name": "alice"}, {"name": "carol", "create": True}]
+    labels = [obj["label"] for obj in objects(access_users=users, access_udev_rules=False)]
+    assert labels == ["access: group render", "access: group video", "access: user carol",
+                      "access: alice in render, video", "access: carol in render, video"]
+
+
+def test_udev_and_adduser_objects_follow_their_switches():
+    labels = [obj["label"] for obj in objects(access_adduser_defaults=True)]
+    assert labels[2:] == ["access: /etc/udev/rules.d", "access: /etc/udev/rules.d/70-rocm-fleet-gpu.rules",
+                          "access: /dev/kfd", "access: /dev/dri/renderD*",
+                          "access: /etc/adduser.conf ADD_EXTRA_GROUPS", "access: /etc/adduser.conf EXTRA_GROUPS"]
+    devices = [obj for obj in objects(access_render_mode="0666") if obj["kind"] == "device"]
+    assert [(obj["glob"], obj["group"], obj["mode"]) for obj in devices] == [
+        ("/dev/kfd", "render", "0660"), ("/dev/dri/renderD*", "render", "0666")]
+    adduser = [obj for obj in objects(access_adduser_defaults=True) if obj["kind"] == "line"]
+    assert [(obj["key"], obj["value"]) for obj in adduser] == [("ADD_EXTRA_GROUPS", "1"),
+                                                              ("EXTRA_GROUPS", '"render video"')]
+    # adduser.conf is Debian's
+    assert not [obj for obj in objects(access_adduser_defaults=True, ansible_facts={"os_family": "RedHat"})
+                if obj["kind"] == "line"]
+    assert [obj["kind"] for obj in objects(access_udev_rules=False)] == ["group", "group"]
 
 
 def test_udev_rules_pin_group_and_mode():

@@ -94,11 +94,52 @@ def test_rocm_path_follows_the_source(source, path):
     assert render(default, repo_source=source) == path
 
 
+def environment_objects(family: str = "Debian", **overrides) -> list[dict]:
+    """The role's managed objects from its defaults, vars/main.yml and the OS family's vars."""
+    variables = {**load_yaml("environment/defaults/main.yml"), **load_yaml("environment/vars/main.yml"),
+                 **load_yaml(f"environment/vars/{family}.yml"), "preflight_decision": {"rocm_version": "6.4.1"},
+                 **overrides}
+    return render("{{ __environment_objects }}", **variables)
+
+
+@pytest.mark.parametrize(("family", "directory"), [
+    ("Debian", "/etc/environment-modules/modules/rocm"), ("RedHat", "/etc/modulefiles/rocm"),
+])
+def test_a_modulefile_object_per_listed_release_in_the_family_directory(family, directory):
+    modulefiles = [obj for obj in environment_objects(family, environment_modulefiles=True,
+                                                      environment_rocm_versions=["6.3.3", "6.4.1"])
+                   if obj["id"] == "ROCM-ENV-004"]
+    assert [(obj["kind"], obj["label"]) for obj in modulefiles] == [
+        ("directory", f"environment: {directory}"),
+        ("file", f"environment: {directory}/6.3.3"),
+        ("file", f"environment: {directory}/6.4.1"),
+    ]
+    assert [obj.get("release") for obj in modulefiles[1:]] == ["6.3.3", "6.4.1"]
+    assert all(obj["template"] == "modulefile.j2" and obj["mode"] == "0644" for obj in modulefiles[1:])
+    assert not [obj for obj in environment_objects(family, environment_rocm_versions=["6.3.3"])
+                if obj["id"] == "ROCM-ENV-004"]
+
+
 def test_modulefile_starts_with_the_magic_cookie():
-    text = render_template("environment/templates/modulefile.j2", item="6.3.3")
+    [obj] = [obj for obj in environment_objects(environment_modulefiles=True, environment_rocm_versions=["6.3.3"])
+             if obj["kind"] == "file" and obj.get("release")]
+    # The common role's template task gives the object as its loop item.
+    text = render_template("environment/templates/modulefile.j2", item=obj)
     assert text.startswith("#%Module")
     assert "setenv ROCM_PATH /opt/rocm-6.3.3" in text
     assert "prepend-path PATH /opt/rocm-6.3.3/bin" in text
+
+
+def test_the_base_objects_follow_the_switches():
+    labels = [obj["label"] for obj in environment_objects()]
+    assert labels == ["environment: /etc/profile.d/rocm.sh", "environment: /etc/systemd/system.conf.d",
+                      "environment: /etc/systemd/system.conf.d/rocm-fleet.conf",
+                      "environment: /etc/ld.so.conf.d/rocm.conf"]
+    states = {obj["path"]: obj.get("state") for obj in environment_objects(environment_systemd_dropin=False,
+                                                                          packages_source="distro")}
+    assert "/etc/systemd/system.conf.d" not in states
+    assert states["/etc/systemd/system.conf.d/rocm-fleet.conf"] == "absent"
+    assert states["/etc/ld.so.conf.d/rocm.conf"] == "absent"  # /usr needs no linker path
 
 
 @pytest.mark.parametrize(

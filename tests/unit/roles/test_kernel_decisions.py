@@ -6,7 +6,7 @@ import base64
 import subprocess
 
 import pytest
-from conftest import evaluate, find_task, load_yaml, render, render_template
+from conftest import ROLES, evaluate, find_task, load_yaml, render, render_template
 
 MI300X_PARAMS = ["iommu=pt", "pci=realloc=off"]
 
@@ -95,8 +95,60 @@ def test_boot_parameter_check_refuses_shell_characters():
         assert not evaluate(check, kernel_boot_params=[bad]), bad
 
 
+def kernel_objects(family: str, **overrides) -> list[dict]:
+    """The role's managed objects from its defaults, vars/main.yml and the OS family's vars."""
+    variables = {**load_yaml("kernel/defaults/main.yml"), **load_yaml("kernel/vars/main.yml"),
+                 **load_yaml(f"kernel/vars/{family}.yml"), "preflight_decision": {}, **overrides}
+    return render("{{ __kernel_objects }}", **variables)
+
+
 @pytest.mark.parametrize("family", ["Debian", "RedHat", "Suse"])
-def test_every_family_names_existing_boot_parameter_tasks(family):
+def test_every_family_names_an_existing_way_to_set_boot_parameters(family):
     data = load_yaml(f"kernel/vars/{family}.yml")
-    assert load_yaml(f"kernel/tasks/boot_params_{data['__kernel_boot_params_tasks']}.yml")
+    loader = data["__kernel_boot_loader"]
+    include = find_task("kernel/tasks/main.yml",
+                        "Set the boot parameters where the boot loader has no drop-in directory")
+    assert include["ansible.builtin.include_tasks"] == "boot_params_{{ __kernel_boot_loader }}.yml"
+    assert include["when"] == "__kernel_boot_loader != 'grub_dropin'"
+    dropins = [obj for obj in kernel_objects(family, kernel_boot_params=MI300X_PARAMS) if obj["id"] == "ROCM-BOOT-001"]
+    if loader == "grub_dropin":
+        # No task file: the drop-in is one of the role's managed files.
+        assert not (ROLES / "kernel/tasks/boot_params_grub_dropin.yml").exists()
+        assert [(obj["path"], obj["template"], obj["state"]) for obj in dropins] == [
+            (data["__kernel_grub_dropin"], "grub-dropin.cfg.j2", "present")]
+        assert (ROLES / "kernel/templates/grub-dropin.cfg.j2").is_file()
+    else:
+        assert load_yaml(f"kernel/tasks/boot_params_{loader}.yml")
+        assert dropins == []
     assert data["__kernel_initramfs_command"][0].startswith("/")
+
+
+def test_the_grub_dropin_is_removed_when_no_boot_parameters_are_wanted():
+    [dropin] = [obj for obj in kernel_objects("Debian", kernel_boot_params=[]) if obj["id"] == "ROCM-BOOT-001"]
+    assert dropin["state"] == "absent" and dropin["label"] == "kernel: /etc/default/grub.d/90-rocm-fleet.cfg"
+
+
+@pytest.mark.parametrize(("family", "grub_file"), [
+    ("Debian", "/etc/default/grub.d/90-rocm-fleet.cfg"), ("RedHat", ""),
+])
+def test_active_boot_parameters_are_repaired_by_a_reboot_not_by_a_task(family, grub_file):
+    objects = kernel_objects(family, kernel_boot_params=MI300X_PARAMS, kernel_reboot_allowed=False)
+    [active] = [obj for obj in objects if obj["kind"] == "kernel_cmdline"]
+    assert (active["id"], active["params"], active["grub_file"]) == ("ROCM-BOOT-002", MI300X_PARAMS, grub_file)
+    assert active["repair"].startswith("a reboot in a maintenance window")
+    allowed = kernel_objects(family, kernel_boot_params=MI300X_PARAMS, kernel_reboot_allowed=True)
+    assert next(obj for obj in allowed if obj["kind"] == "kernel_cmdline")["repair"].startswith("a reboot, which")
+    assert not [obj for obj in kernel_objects(family) if obj["kind"] == "kernel_cmdline"]
+
+
+def test_each_sysctl_is_one_object_labelled_with_its_value():
+    objects = kernel_objects("RedHat", kernel_sysctls={"vm.max_map_count": 1048576, "kernel.numa_balancing": 0})
+    sysctls = [obj for obj in objects if obj["kind"] == "sysctl"]
+    assert [(obj["label"], obj["file"], obj["file_id"]) for obj in sysctls] == [
+        ("kernel: kernel.numa_balancing=0", "/etc/sysctl.d/90-rocm-fleet.conf", "ROCM-SYSCTL-002"),
+        ("kernel: vm.max_map_count=1048576", "/etc/sysctl.d/90-rocm-fleet.conf", "ROCM-SYSCTL-002"),
+    ]
+    modprobe = next(obj for obj in objects if obj["id"] == "ROCM-KMOD-001")
+    assert (modprobe["path"], modprobe["state"]) == ("/etc/modprobe.d/rocm-fleet.conf", "absent")
+
+

@@ -12,18 +12,27 @@ USECASES = load_yaml("packages/meta/argument_specs.yml")["argument_specs"]["main
 AMD_SETS = load_yaml("packages/vars/main.yml")["__packages_amd_usecase_sets"]
 
 
-def amd_packages(version: str, usecases: list[str], extra: list[str] | None = None) -> list[str]:
-    """What the install task names for one release: its loop variable is __packages_release (vars/main.yml)."""
+def packages_variables(family: str = "Debian", **overrides) -> dict:
+    """The role's defaults, vars/main.yml and the OS family's vars, with ``overrides`` as the inventory's."""
+    return {**load_yaml("packages/defaults/main.yml"), **load_yaml("packages/vars/main.yml"),
+            **load_yaml(f"packages/vars/{family}.yml"), "preflight_decision": {}, "repo_source": "amd", **overrides}
+
+
+def release_objects(versions: list[str], usecases: list[str], extra: list[str] | None = None, **overrides) -> list:
+    """The install task's loop items: the role's ROCM-PKG-002 objects (__packages_release_objects), labelled."""
     task = find_task(ROCM_TASKS, "Install the use cases of each ROCm release")
-    assert task["loop_control"]["loop_var"] == "__packages_release"
-    role_vars = load_yaml("packages/vars/main.yml")
-    return render(
-        task["ansible.builtin.package"]["name"],
-        __packages_release=version,
-        packages_usecases=usecases,
-        packages_extra=extra or [],
-        **role_vars,
-    )
+    assert task["loop_control"]["label"] == "{{ item.label }}"
+    variables = packages_variables(packages_rocm_versions=versions, packages_usecases=usecases,
+                                   packages_extra=extra or [], **overrides)
+    return render(task["loop"], **variables)
+
+
+def amd_packages(version: str, usecases: list[str], extra: list[str] | None = None) -> list[str]:
+    """What the install task names for one release (its loop item is the release's object)."""
+    task = find_task(ROCM_TASKS, "Install the use cases of each ROCm release")
+    [item] = release_objects([version], usecases, extra)
+    assert (item["label"], item["release"]) == (f"packages: ROCm {version}", f"ROCm {version}")
+    return render(task["ansible.builtin.package"]["name"], item=item)
 
 
 def distro_packages(family: str, major: str, usecases: list[str]) -> list[str]:
@@ -78,11 +87,38 @@ def test_no_package_name_is_left_unpinned():
             assert name.endswith(version), name
 
 
+def test_each_listed_release_is_one_object_and_none_where_rocm_is_not_wanted():
+    objects = release_objects(["6.3.3", "6.4.1"], ["base"])
+    assert [(item["id"], item["label"]) for item in objects] == [
+        ("ROCM-PKG-002", "packages: ROCm 6.3.3"), ("ROCM-PKG-002", "packages: ROCm 6.4.1")]
+    assert [item["names"][0] for item in objects] == ["rocm-core6.3.3", "rocm-core6.4.1"]
+    assert release_objects(["6.4.1"], ["base"], packages_source="distro") == []
+    no_gpu = {"preflight_decision": {"gpu_count": 0}, "packages_rocm_without_gpu": False}
+    assert release_objects(["6.4.1"], ["base"], **no_gpu) == []
+
+
+def driver_objects(family: str, **overrides) -> list[dict]:
+    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the default ROCm release")
+    return render(task["loop"], **packages_variables(family, **overrides))
+
+
 def test_driver_pin_globs_the_release_tag():
     tag = render(load_yaml("packages/vars/main.yml")["__packages_release_tag"], packages_rocm_default_version="6.4.1")
     assert tag == "60401"
-    spec = render(load_yaml("packages/vars/Debian.yml")["__packages_dkms_spec"], __packages_release_tag=tag)
-    assert spec == "amdgpu-dkms=1:*.60401-*"
+    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the default ROCm release")
+    [debian] = driver_objects("Debian", packages_rocm_versions=["6.3.3", "6.4.1"])
+    assert (debian["id"], debian["label"], debian["version"]) == ("ROCM-PKG-003", "packages: amdgpu-dkms",
+                                                                  "1:*.60401-*")
+    assert render(task["ansible.builtin.package"]["name"], item=debian) == "amdgpu-dkms=1:*.60401-*"
+    # On RPM hosts the repository pins the release: no version.
+    [redhat] = driver_objects("RedHat", packages_rocm_versions=["6.4.1"])
+    assert redhat["version"] is None
+    assert render(task["ansible.builtin.package"]["name"], item=redhat) == "amdgpu-dkms"
+
+
+def test_no_driver_object_without_the_driver_or_from_the_distribution():
+    assert driver_objects("Debian", packages_rocm_versions=["6.4.1"], packages_amdgpu_dkms=False) == []
+    assert driver_objects("Debian", packages_rocm_versions=["6.4.1"], packages_source="distro") == []
 
 
 def test_debian_12_distro_packages():

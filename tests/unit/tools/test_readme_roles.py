@@ -26,6 +26,23 @@ def test_every_option_of_every_provisioning_role_is_in_the_readme():
             assert f"| `{name}` |" in readme, (role, name)
 
 
+def test_the_tables_are_the_provisioning_roles_in_the_order_provision_yml_runs_them():
+    plays = yaml.safe_load((REPO / "playbooks" / "provision.yml").read_text())
+    ran = [entry["role"].removeprefix("rocm_fleet.core.") for play in plays[:2] for entry in play.get("roles", [])]
+    assert list(readme_roles.ROLES) == ran
+    # The shared common role is applied by the others, has no variables of its own and no table.
+    assert not (REPO / "roles" / "common" / "meta" / "argument_specs.yml").exists()
+    assert not [role for role in readme_roles.ROLES if role.startswith("_")]
+    assert "#### common" not in readme_roles.generated_block()
+
+
+def test_a_raw_option_shows_its_type_as_raw():
+    # preflight_expected_class takes one class or a list of them.
+    table = readme_roles.role_table("preflight")
+    row = next(line for line in table.splitlines() if line.startswith("| `preflight_expected_class` |"))
+    assert row.split(" | ")[1] == "raw"
+
+
 def test_a_table_row_shows_type_default_and_choices(tmp_path):
     meta = tmp_path / "demo" / "meta"
     meta.mkdir(parents=True)

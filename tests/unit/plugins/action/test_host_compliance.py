@@ -1,46 +1,41 @@
-"""host_compliance evaluates the roles' own definitions; these keep its few constants equal to what the roles do."""
+"""host_compliance: its constants equal to what the roles and its documentation say, and the steps of its run.
+
+The action's whole evaluation (the roles' variables as a play gives them, the
+decision, the managed objects, skip_checks) runs in
+tests/integration/test_host_compliance_localhost.py; here the declared state
+is a stand-in, and node_compliance a stand-in that records its arguments.
+"""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 import yaml
+from ansible.errors import AnsibleActionFail
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
 from ansible_collections.rocm_fleet.core.plugins.action import host_compliance
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils import role_context
+from ansible_collections.rocm_fleet.core.plugins.doc_fragments.gpu_tools import ModuleDocFragment
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
+from ansible_collections.rocm_fleet.core.plugins.modules import host_compliance as host_compliance_doc
 
 REPO = Path(__file__).resolve().parents[4]
 ROLES = REPO / "roles"
+HOST = {"inventory_hostname": "gpu-01"}
+GPU = {"count": 2, "devices": [{"product": "AMD Radeon PRO W7900", "gfx_target": "gfx1100", "numa_node": 0}] * 2,
+       "topology": None, "driver": {"loaded": True, "version": "6.12.12"}, "sources": {"sysfs": "ok"}}
+CACHED = {"gpu": GPU, "os_family": "Debian", "distribution": "Ubuntu", "kernel": "6.8.0-40-generic"}
+ITEM_RESULT = {"id": "ROCM-ENV-001", "title": "profile", "kind": "file", "role": "rocm_fleet.core.environment",
+               "label": "environment: /etc/profile.d/rocm.sh", "repair": None, "severity": None, "status": "pass",
+               "expected": {}, "actual": {}, "message": "as expected", "diff": "", "action": ""}
 
 
-def tasks(relative: str) -> list[dict]:
+def load(relative: str):
     return yaml.safe_load((ROLES / relative).read_text())
-
-
-def test_the_data_files_are_those_preflight_loads():
-    load = next(task for task in tasks("preflight/tasks/validate.yml") if "ansible.builtin.include_vars" in task)
-    assert tuple(load["loop"]) == role_context.ROLE_DATA_FILES["preflight"]
-
-
-def test_the_decision_steps_are_preflight_definitions_fixed_in_the_same_order():
-    definitions = yaml.safe_load((ROLES / "preflight/vars/main.yml").read_text())
-    assert set(host_compliance.DECISION_STEPS) <= set(definitions)
-    fixed = [name for task in tasks("preflight/tasks/decide.yml") for name in task["ansible.builtin.set_fact"]]
-    assert tuple(fixed) == host_compliance.DECISION_STEPS[2:]
-    assert "__preflight_decision" in definitions
-
-
-def test_each_role_with_os_files_loads_its_family_then_its_distribution_as_the_action_does():
-    for role in ("repo", "packages", "kernel", "environment"):
-        families = [name for name in role_context.OS_FAMILIES if (ROLES / role / "vars" / f"{name}.yml").exists()]
-        assert families, role
-        text = (ROLES / role / "tasks" / "preflight.yml").read_text()
-        assert '"{{ ansible_facts.os_family }}.yml"' in text, role
-        if any(path.stem not in role_context.OS_FAMILIES + ("main",) for path in (ROLES / role / "vars").glob("*.yml")):
-            assert '"{{ ansible_facts.distribution }}.yml"' in text, role
-
-
-def test_the_roles_that_describe_their_state_are_the_provisioning_roles():
-    assert role_context.describing_roles() == sorted(host_compliance.ARGUMENT_SPEC["roles"]["default"])
 
 
 def test_the_facts_compared_are_the_gathered_ones_under_either_name():
@@ -49,12 +44,185 @@ def test_the_facts_compared_are_the_gathered_ones_under_either_name():
     assert host_compliance._decision_inputs(module_facts) == host_compliance._decision_inputs(play_facts) == {
         "os_family": "Debian", "kernel": "6.8", "gpu": {"count": 1}
     }
+    assert host_compliance._decision_inputs(None) == {}
+
+
+def test_the_decision_facts_are_what_node_compliance_reads_again():
+    assert host_compliance.DECISION_FACTS == ("gpu",) + HOST_FACTS
+    assert set(host_compliance.OS_FACTS) <= set(host_compliance.DECISION_FACTS)
+
+
+def test_the_roles_evaluated_are_the_roles_that_manage_objects():
+    managing = sorted(path.parent.parent.name for path in ROLES.glob("*/vars/main.yml")
+                      if f"__{path.parent.parent.name}_objects" in load(f"{path.parent.parent.name}/vars/main.yml"))
+    assert managing == sorted(host_compliance.ROLES)
+    assert host_compliance.ARGUMENT_SPEC["roles"]["default"] == host_compliance.ROLES
+    for role in host_compliance.ROLES:
+        assert load(f"{role}/vars/main.yml")[f"__{role}_objects"] == (
+            f"{{{{ __{role}_managed | rocm_fleet.core.managed_objects('{role}') }}}}"
+        ), role
+
+
+def test_the_compliance_role_imports_preflight_and_every_evaluated_role_as_a_play_would():
+    imports = [task["ansible.builtin.import_role"] for task in load("compliance/tasks/role_vars.yml")]
+    assert imports == [{"name": f"rocm_fleet.core.{role}", "tasks_from": "vars"}
+                       for role in ["preflight"] + host_compliance.ROLES]
+    evaluate = next(task for task in load("compliance/tasks/main.yml") if "rocm_fleet.core.host_compliance" in task)
+    assert set(evaluate["rocm_fleet.core.host_compliance"]) <= set(host_compliance.ARGUMENT_SPEC)
+    # The GPU class checks' inputs the action reads are gpu_expectations' own arguments.
+    inputs = load("compliance/vars/main.yml")[host_compliance.GPU_INPUTS]
+    assert set(inputs) == {"rocm_version", "numa_affinity", "amdgpu_from_amd", "rocm_from_amd", "expected_gpu_count"}
+
+
+def test_each_role_with_os_files_loads_them_by_its_own_name():
+    for role in host_compliance.ROLES:
+        [load_task] = load(f"{role}/tasks/vars.yml") or [None]
+        has_os_files = any(path.stem != "main" for path in (ROLES / role / "vars").glob("*.yml"))
+        if not has_os_files:
+            assert load_task is None, role
+            continue
+        assert load_task["ansible.builtin.include_vars"] == "{{ item }}", role
+        assert load_task["loop"] == f"{{{{ ansible_facts | rocm_fleet.core.role_os_vars_files('{role}') }}}}", role
+
+
+def test_the_argument_spec_is_the_documented_one():
+    documented = yaml.safe_load(host_compliance_doc.DOCUMENTATION)["options"]
+    documented.update(yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"])
+    assert set(documented) == set(host_compliance.ARGUMENT_SPEC)
+    for name, spec in host_compliance.ARGUMENT_SPEC.items():
+        for key in ("type", "elements", "default", "choices"):
+            assert documented[name].get(key) == spec.get(key), (name, key)
 
 
 def test_known_facts_count_only_when_read_from_the_same_gpu_sources():
+    # roles/compliance/vars/main.yml decides whether the cached facts serve (then facts_fresh is false).
+    condition = load("compliance/vars/main.yml")["__compliance_facts_known"]
     gpu = {"count": 1, "sources": {"sysfs": "ok", "rocm_smi": "skipped", "amd_smi": "skipped", "rocminfo": "skipped"}}
-    task_vars = {"ansible_facts": {"gpu": gpu, "os_family": "Debian"}}
-    assert host_compliance._known_facts(task_vars, ["sysfs"]) == {"gpu": gpu, "os_family": "Debian"}
-    # preflight's default reads every tool: facts from it would never compare equal with a sysfs read
-    assert host_compliance._known_facts(task_vars, ["sysfs", "rocm_smi"]) is None
-    assert host_compliance._known_facts({"ansible_facts": {"gpu": gpu}}, ["sysfs"]) is None
+
+    def known(facts, sources):
+        templar = Templar(loader=DataLoader(), variables={"ansible_facts": facts, "compliance_gpu_sources": sources})
+        return templar.template(trust_as_template(condition))
+
+    assert known({"gpu": gpu, "os_family": "Debian"}, ["sysfs"]) is True
+    # gpu_facts' default reads every tool: facts from it would never compare equal with a sysfs read
+    assert known({"gpu": gpu, "os_family": "Debian"}, ["sysfs", "rocm_smi"]) is False
+    assert known({"gpu": gpu}, ["sysfs"]) is False
+    assert known({"os_family": "Debian"}, ["sysfs"]) is False
+
+
+class Host:
+    """node_compliance as the action sees it: records each call's arguments, answers with ``facts_now``."""
+
+    def __init__(self, facts_now=None, failed=None):
+        self.calls, self.facts_now, self.failed = [], facts_now, failed
+
+    def __call__(self, module_name, module_args, task_vars):
+        self.calls.append((module_name, copy.deepcopy(module_args)))
+        if self.failed:
+            return {"failed": True, "msg": self.failed}
+        result = {"changed": False, "results": [dict(ITEM_RESULT)], "summary": {"pass": 1, "total": 1}}
+        if module_args.get("facts"):
+            result["ansible_facts"] = copy.deepcopy(self.facts_now)
+        return result
+
+
+def run(args=None, facts=None, host=None, declared=None, **variables):
+    """One run of the action with a stand-in task, connection, declared state and node_compliance."""
+    task_vars = dict(HOST, ansible_facts=copy.deepcopy(CACHED if facts is None else facts), **variables)
+    task = SimpleNamespace(args=dict(args or {}), async_val=0, check_mode=True, action="host_compliance")
+    connection = SimpleNamespace(_shell=SimpleNamespace(tmpdir=None))
+    loader = DataLoader()
+    action = host_compliance.ActionModule(task, connection, None, loader, Templar(loader=loader, variables=task_vars))
+    decided_from = []
+    if declared is not False:
+        def declared_state(args, task_vars, facts):
+            decided_from.append(facts)
+            items = [{"id": "ROCM-ENV-001", "kind": "file", "expect": {"path": "/etc/profile.d/rocm.sh"}}]
+            gpu_expect = declared or {"count": 2, "driver": {"loaded": True, "version": "6.12.*"}}
+            return host_compliance.DeclaredState({"gpu_count": facts["gpu"]["count"]}, items, gpu_expect)
+
+        action._declared_state = declared_state
+    action._execute_module = host if host is not None else Host()
+    return action.run(task_vars=task_vars), decided_from
+
+
+def test_without_gpu_and_os_facts_the_host_fails_saying_what_to_run_first():
+    for facts in ({}, {"gpu": GPU}, {"os_family": "Debian"}):
+        result, _decided = run(facts=facts, declared=False)
+        assert result["failed"] and result["msg"] == (
+            "host gpu-01: no GPU and OS facts: run rocm_fleet.core.gpu_facts host_facts=true first")
+
+
+def test_a_variable_the_compliance_role_did_not_import_is_named():
+    result, _decided = run(declared=False)
+    assert result["failed"]
+    assert result["msg"].startswith("host gpu-01: preflight_decision_inputs is not defined: ")
+
+
+def test_cached_facts_that_still_hold_cost_one_call_that_confirms_them():
+    host = Host(facts_now=dict(CACHED))
+    result, decided = run({"gpu_sources": ["sysfs"]}, host=host)
+    assert not result.get("failed"), result.get("msg")
+    assert [name for name, _args in host.calls] == ["rocm_fleet.core.node_compliance"]
+    assert host.calls[0][1] == {"items": [{"id": "ROCM-ENV-001", "kind": "file",
+                                           "expect": {"path": "/etc/profile.d/rocm.sh"}}],
+                                "timeout": 30, "facts": True, "gpu_sources": ["sysfs"]}
+    assert decided == [CACHED] and result["module_calls"] == 1
+    assert result["ansible_facts"] == CACHED and result["gpu"] == GPU
+    assert result["changed"] is False and result["decision"] == {"gpu_count": 2}
+
+
+def test_the_gpu_class_checks_run_on_the_controller_after_the_items():
+    expect = {"count": 3, "driver": {"loaded": True, "version": "6.12.*"}}
+    result, _decided = run({"gpu_sources": ["sysfs"]}, host=Host(facts_now=dict(CACHED)), declared=expect)
+    assert result["results"] == [ITEM_RESULT] + evaluate_gpu(expect, GPU)
+    assert [(entry["id"], entry["status"], entry["label"]) for entry in result["results"][1:]] == [
+        ("ROCM-DRV-001", "pass", None), ("ROCM-GPU-001", "fail", None)]
+    assert result["summary"] == {"pass": 2, "fail": 1, "error": 0, "skipped": 0, "total": 3}
+
+
+def test_facts_that_changed_since_the_cache_are_decided_from_again_in_a_second_call():
+    now = dict(CACHED, gpu=dict(GPU, count=1, devices=GPU["devices"][:1]), kernel="6.8.0-41-generic")
+    host = Host(facts_now=now)
+    result, decided = run({"gpu_sources": ["sysfs"]}, host=host)
+    assert not result.get("failed"), result.get("msg")
+    assert decided == [CACHED, now] and result["module_calls"] == 2
+    # The second call only evaluates: the facts it would read are the ones just read.
+    assert "facts" not in host.calls[1][1] and "gpu_sources" not in host.calls[1][1]
+    assert result["decision"] == {"gpu_count": 1} and result["gpu"] == now["gpu"]
+    checks = {entry["id"]: entry for entry in result["results"]}
+    assert checks["ROCM-GPU-001"]["status"] == "fail"  # the class expects 2; the host now reports 1
+    assert checks["ROCM-GPU-001"]["message"] == "expected 2 GPUs, found 1"
+
+
+def test_an_os_that_changed_since_the_cache_stops_the_host():
+    host = Host(facts_now=dict(CACHED, distribution="Debian", os_family="Debian"))
+    result, _decided = run({"gpu_sources": ["sysfs"]}, host=host)
+    assert result["failed"] and len(host.calls) == 1
+    assert result["msg"] == ("host gpu-01: its OS changed since the cached facts (now Debian, Debian); run drift "
+                             "again, which reads the new OS's role data")
+
+
+def test_fresh_facts_are_not_read_again_nor_returned():
+    host = Host()
+    result, decided = run({"facts_fresh": True}, host=host)
+    assert not result.get("failed"), result.get("msg")
+    assert host.calls[0][1] == {"items": [{"id": "ROCM-ENV-001", "kind": "file",
+                                           "expect": {"path": "/etc/profile.d/rocm.sh"}}], "timeout": 30}
+    assert decided == [CACHED] and result["module_calls"] == 1
+    assert "ansible_facts" not in result and result["gpu"] == GPU
+
+
+def test_a_failed_module_call_is_the_task_result():
+    result, _decided = run({"gpu_sources": ["sysfs"]}, host=Host(failed="node_compliance: evaluation failed"))
+    assert result["failed"] and result["msg"] == "node_compliance: evaluation failed"
+    assert "results" not in result
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ({"gpu_sources": ["nvidia_smi"]}, "value of gpu_sources must be one or more of: sysfs, rocm_smi"),
+    ({"skip": ["ROCM-ENV-001"]}, "Unsupported parameters for .* module: skip"),
+])
+def test_bad_arguments_fail_the_task(args, words):
+    with pytest.raises(AnsibleActionFail, match=words):
+        run(args)

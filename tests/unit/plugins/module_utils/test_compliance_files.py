@@ -20,7 +20,8 @@ def root(tmp_path):
 
 
 def check(root, kind, **expect):
-    return check_item(root, kind, role="rocm_fleet.core.environment", label="environment: /etc/profile.d/rocm.sh", **expect)
+    return check_item(root, kind, role="rocm_fleet.core.environment", label="environment: /etc/profile.d/rocm.sh",
+                      **expect)
 
 
 def test_file_with_expected_content_and_mode_passes(root):

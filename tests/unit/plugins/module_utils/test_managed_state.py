@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import (
     ManagedStateError,
     compliance_items,
@@ -38,8 +37,8 @@ def test_list_valued_names_expand_to_one_object_each_and_false_when_drops_an_obj
     ([{"kind": "nonsense"}], "an object needs a kind"),
     ([{"kind": "file", "id": "X", "path": ""}], "missing path"),
     ([{"kind": "file", "id": "X", "path": "/a"}], "needs a template or a content"),
-    ([{"kind": "file", "id": "X", "path": "/a", "content": ""}, {"kind": "file", "id": "Y", "path": "/a", "content": ""}],
-     "share the label"),
+    ([{"kind": "file", "id": "X", "path": "/a", "content": ""},
+      {"kind": "file", "id": "Y", "path": "/a", "content": ""}], "share the label"),
 ])
 def test_bad_objects_name_the_role_and_what_is_wrong(objects, message):
     with pytest.raises(ManagedStateError, match=message) as error:
@@ -50,7 +49,8 @@ def test_bad_objects_name_the_role_and_what_is_wrong(objects, message):
 def test_items_carry_the_object_label_and_what_repairs_what_no_task_does():
     objects = normalize([
         {"kind": "sysctl", "id": "ROCM-SYSCTL-001", "file_id": "ROCM-SYSCTL-002", "values": {"vm.x": 1}, "file": "/s"},
-        {"kind": "kernel_cmdline", "id": "ROCM-BOOT-002", "params": ["iommu=pt"], "grub_file": "", "repair": "a reboot"},
+        {"kind": "kernel_cmdline", "id": "ROCM-BOOT-002", "params": ["iommu=pt"], "grub_file": "",
+         "repair": "a reboot"},
         {"kind": "file", "id": "ROCM-KMOD-001", "path": "/m", "state": "absent"},
         {"kind": "member", "id": "ROCM-ACCESS-002", "user": "alice", "groups": ["render", "video"]},
     ], "kernel")

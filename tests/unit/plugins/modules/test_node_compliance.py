@@ -1,12 +1,22 @@
-"""rocm_fleet.core.node_compliance through main(): items and GPU class checks in one call.
+"""rocm_fleet.core.node_compliance through main(), and the GPU class checks on the facts it gathers.
 
-The GPU side runs against sysfs trees rendered from the lab's hardware
-profiles, healthy and with faults injected through the profile helpers.
+node_compliance evaluates the items on the host and, with facts=true, returns
+the gpu fact and the host facts in the same call; the GPU class checks run on
+the controller (host_compliance) with compliance_gpu.evaluate_gpu. Both are
+exercised here against sysfs trees rendered from the lab's hardware profiles,
+healthy and with faults injected through the profile helpers.
 """
 
 import json
 import os
 import time
+
+import pytest
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
+from ansible_collections.rocm_fleet.core.plugins.modules import node_compliance
 
 from rocm_fleet.hardware import load_profile
 from rocm_fleet.hardware.render import render_profile
@@ -26,19 +36,30 @@ def rendered(tmp_path, profile):
     return str(tmp_path)
 
 
-def by_id(result):
-    return {entry["id"]: entry for entry in result["results"]}
+def no_tool(name, required=False, opt_dirs=None):
+    """get_bin_path on a machine without the ROCm tools: only sysfs is read."""
+    return None
 
 
-def test_healthy_mi300x_passes_every_class_check(tmp_path, run_node_compliance):
-    result = run_node_compliance(root=rendered(tmp_path, load_profile("mi300x-8")), gpu_expect=MI300X_CLASS)
-    assert result["rc"] == 0
-    assert result["changed"] is False
-    failing = [entry for entry in result["results"] if entry["status"] != "pass"]
-    assert failing == []
-    assert result["summary"] == {"pass": 6, "fail": 0, "error": 0, "skipped": 0, "total": 6}
-    assert result["gpu"]["count"] == 8
-    assert set(by_id(result)) == {
+def gathered(tmp_path, profile):
+    """The gpu fact of the profile's sysfs tree, read by the gather node_compliance (facts=true) and gpu_facts run."""
+    return gather({"sysfs_root": rendered(tmp_path, profile), "sources": ["sysfs"], "timeout": 30}, no_tool, [])
+
+
+def by_id(results):
+    return {entry["id"]: entry for entry in results}
+
+
+def gpu_checks(gpu_expect, gpu):
+    return by_id(evaluate_gpu(gpu_expect, gpu))
+
+
+def test_healthy_mi300x_passes_every_class_check(tmp_path):
+    gpu = gathered(tmp_path, load_profile("mi300x-8"))
+    assert gpu["count"] == 8
+    results = evaluate_gpu(MI300X_CLASS, gpu)
+    assert [entry for entry in results if entry["status"] != "pass"] == []
+    assert set(by_id(results)) == {
         "ROCM-GPU-001",
         "ROCM-GPU-002",
         "ROCM-GPU-003",
@@ -48,10 +69,10 @@ def test_healthy_mi300x_passes_every_class_check(tmp_path, run_node_compliance):
     }
 
 
-def test_degraded_xgmi_link_fails_naming_the_pair(tmp_path, run_node_compliance):
+def test_degraded_xgmi_link_fails_naming_the_pair(tmp_path):
     profile = load_profile("mi300x-8").with_link(2, 5, "PCIE")
-    result = run_node_compliance(root=rendered(tmp_path, profile), gpu_expect=MI300X_CLASS)
-    topology = by_id(result)["ROCM-TOPO-001"]
+    checks = gpu_checks(MI300X_CLASS, gathered(tmp_path, profile))
+    topology = checks["ROCM-TOPO-001"]
     assert topology["status"] == "fail"
     # The path now goes through both CPU sockets: 3 hops, 2 * 20 + the SLIT distance.
     expected = profile.expected_topology()
@@ -60,48 +81,53 @@ def test_degraded_xgmi_link_fails_naming_the_pair(tmp_path, run_node_compliance)
         == "GPU 2-5: hops 3, expected 1, link_type PCIE, expected XGMI, weight %d, expected 15"
         % (expected["weight"][2][5])
     )
-    assert by_id(result)["ROCM-GPU-001"]["status"] == "pass"
+    assert checks["ROCM-GPU-001"]["status"] == "pass"
 
 
-def test_removed_gpu_fails_count_products_and_numa(tmp_path, run_node_compliance):
+def test_removed_gpu_fails_count_products_and_numa(tmp_path):
     profile = load_profile("mi300x-8").without_gpu(3)
-    result = run_node_compliance(root=rendered(tmp_path, profile), gpu_expect=MI300X_CLASS)
-    checks = by_id(result)
+    results = evaluate_gpu(MI300X_CLASS, gathered(tmp_path, profile))
+    checks = by_id(results)
     assert checks["ROCM-GPU-001"]["message"] == "expected 8 GPUs, found 7"
     assert checks["ROCM-TOPO-002"]["status"] == "fail"
     assert checks["ROCM-TOPO-002"]["message"].startswith("7 GPUs, expected 8; GPU 3: node 1, expected 0")
-    assert result["summary"]["fail"] >= 2
+    assert len([entry for entry in results if entry["status"] == "fail"]) >= 2
 
 
-def test_full_topology_matrix_from_the_profile(tmp_path, run_node_compliance):
+def test_full_topology_matrix_from_the_profile(tmp_path):
     profile = load_profile("mi210-4-pcie")
+    gpu = gathered(tmp_path, profile)
     topology = profile.expected_topology()
     gpu_expect = {"topology": {field: topology[field] for field in ("link_type", "hops", "weight")}}
-    result = run_node_compliance(root=rendered(tmp_path, profile), gpu_expect=gpu_expect)
-    assert by_id(result)["ROCM-TOPO-001"]["status"] == "pass", by_id(result)["ROCM-TOPO-001"]["message"]
+    check = gpu_checks(gpu_expect, gpu)["ROCM-TOPO-001"]
+    assert check["status"] == "pass", check["message"]
     gpu_expect["topology"]["hops"] = [[0, 1], [1, 0]]
-    result = run_node_compliance(root=rendered(tmp_path, profile), gpu_expect=gpu_expect)
-    assert by_id(result)["ROCM-TOPO-001"]["message"] == "hops: expected a 4x4 matrix for 4 GPUs"
+    assert gpu_checks(gpu_expect, gpu)["ROCM-TOPO-001"]["message"] == "hops: expected a 4x4 matrix for 4 GPUs"
 
 
-def test_driver_version_from_sysfs(tmp_path, run_node_compliance):
+def test_driver_version_from_sysfs(tmp_path):
     profile = load_profile("mi300x-8")
-    result = run_node_compliance(
-        root=rendered(tmp_path, profile), gpu_expect={"driver": {"version": profile.driver_version}}
-    )
-    assert by_id(result)["ROCM-DRV-001"]["status"] == "pass", by_id(result)["ROCM-DRV-001"]["message"]
+    check = gpu_checks({"driver": {"version": profile.driver_version}}, gathered(tmp_path, profile))["ROCM-DRV-001"]
+    assert check["status"] == "pass", check["message"]
 
 
-def test_invalid_gpu_expect_is_an_error_result_not_a_failed_module(tmp_path, run_node_compliance):
-    result = run_node_compliance(
-        root=rendered(tmp_path, load_profile("w7900-2")),
-        gpu_expect={"count": "two", "topology": {"link_type": "XGMI", "bandwidth": 1}, "colour": "red"},
+def test_invalid_gpu_expect_is_an_error_result_not_an_exception(tmp_path):
+    checks = gpu_checks(
+        {"count": "two", "topology": {"link_type": "XGMI", "bandwidth": 1}, "colour": "red"},
+        gathered(tmp_path, load_profile("w7900-2")),
     )
-    assert result["rc"] == 0
-    checks = by_id(result)
     assert checks["ROCM-GPU-000"]["message"].startswith("unknown keys colour (allowed: count, driver, gfx_targets,")
     assert checks["ROCM-GPU-001"]["message"] == "ROCM-GPU-001: gpu_expect.count: count must be an integer"
     assert checks["ROCM-TOPO-001"]["status"] == "error"
+
+
+def test_a_gpu_fact_gathered_earlier_is_checked_as_it_was_read(tmp_path):
+    degraded = json.loads(json.dumps(gathered(tmp_path, load_profile("mi300x-8"))))
+    degraded["topology"]["link_type"][0][1] = degraded["topology"]["link_type"][1][0] = "PCIE"
+    checks = gpu_checks(MI300X_CLASS, degraded)
+    assert checks["ROCM-GPU-001"]["status"] == "pass"
+    assert checks["ROCM-TOPO-001"]["status"] == "fail"
+    assert "GPU 0-1" in checks["ROCM-TOPO-001"]["message"]
 
 
 def host_items(root):
@@ -131,22 +157,68 @@ def host_items(root):
         ("ROCM-PKG-002", "package", {"name": "rocm-core", "version": "6.4.1*"}),
     ]
     return [
-        {"id": item_id, "title": item_id, "kind": kind, "role": "r", "task": "t", "expect": expect}
+        {"id": item_id, "title": item_id, "kind": kind, "role": "rocm_fleet.core.r", "label": "r: " + item_id,
+         "expect": expect}
         for item_id, kind, expect in items
     ]
 
 
-def test_items_and_gpu_in_one_call_within_budget(tmp_path, run_node_compliance):
+def test_items_and_facts_in_one_call_within_budget(tmp_path, run_node_compliance):
     root = rendered(tmp_path, load_profile("mi300x-8"))
     items = host_items(root)
     started = time.monotonic()
-    result = run_node_compliance(root=root, items=items, gpu_expect=MI300X_CLASS)
+    result = run_node_compliance(root=root, items=items, facts=True)
     elapsed = time.monotonic() - started
-    assert [entry["id"] for entry in result["results"][: len(items)]] == [item["id"] for item in items]
-    assert result["summary"] == {"pass": 14, "fail": 0, "error": 0, "skipped": 0, "total": 14}, [
+    assert result["rc"] == 0 and result["changed"] is False
+    assert [entry["id"] for entry in result["results"]] == [item["id"] for item in items]
+    assert [(entry["role"], entry["label"], entry["repair"]) for entry in result["results"]] == [
+        (item["role"], item["label"], None) for item in items
+    ]
+    assert result["summary"] == {"pass": 8, "fail": 0, "error": 0, "skipped": 0, "total": 8}, [
         entry["message"] for entry in result["results"] if entry["status"] != "pass"
     ]
+    # The same call read the GPU and host facts, as gpu_facts names them.
+    facts = result["ansible_facts"]
+    assert facts["gpu"]["count"] == 8
+    assert {"ansible_os_family", "ansible_kernel", "ansible_architecture"} <= set(facts)
+    assert set(facts) <= {"gpu"} | {"ansible_" + name for name in HOST_FACTS}
     assert elapsed < 1.0, "one evaluation took %.2fs" % elapsed
+
+
+def test_facts_are_those_gpu_facts_returns_from_the_same_sources(tmp_path, run_node_compliance, run_gpu_facts):
+    root = rendered(tmp_path, load_profile("mi300x-8"))
+    checked = run_node_compliance(root=root, facts=True)
+    reported = run_gpu_facts(sysfs_root=root, sources=["sysfs"], host_facts=True)
+    assert checked["ansible_facts"] == reported["ansible_facts"]
+    assert checked["ansible_facts"]["gpu"] == gathered(tmp_path, load_profile("mi300x-8"))
+    assert evaluate_gpu(MI300X_CLASS, checked["ansible_facts"]["gpu"]) == evaluate_gpu(
+        MI300X_CLASS, reported["ansible_facts"]["gpu"]
+    )
+
+
+def test_facts_read_gpu_facts_default_sources_unless_told(tmp_path, run_module, run_node_compliance):
+    result = run_module(node_compliance, root=str(tmp_path), facts=True)  # no gpu_sources at all
+    assert result["rc"] == 0
+    sources = result["ansible_facts"]["gpu"]["sources"]
+    assert set(sources) == set(DEFAULT_SOURCES)
+    assert "skipped" not in sources.values()
+    told = run_node_compliance(root=str(tmp_path), facts=True, gpu_sources=["sysfs"])["ansible_facts"]["gpu"]
+    assert [name for name, state in told["sources"].items() if state != "skipped"] == ["sysfs"]
+
+
+def test_without_facts_no_facts_are_returned(tmp_path, run_node_compliance):
+    result = run_node_compliance(root=rendered(tmp_path, load_profile("mi300x-8")), items=host_items(str(tmp_path)))
+    assert result["rc"] == 0 and result["summary"]["pass"] == 8
+    assert "ansible_facts" not in result
+    assert "gpu" not in result
+
+
+@pytest.mark.parametrize("option", ["gpu", "gpu_expect", "host_facts"])
+def test_the_gpu_checks_options_are_gone(tmp_path, run_node_compliance, option):
+    value = {"gpu": {"count": 1}, "gpu_expect": {"count": 1}, "host_facts": True}[option]
+    result = run_node_compliance(root=str(tmp_path), **{option: value})
+    assert result["rc"] == 1 and result["failed"]
+    assert result["msg"].startswith("Unsupported parameters for (basic.py) module: %s." % option)
 
 
 def test_a_broken_item_is_one_error_and_the_rest_still_run(tmp_path, run_node_compliance):
@@ -162,22 +234,10 @@ def test_a_broken_item_is_one_error_and_the_rest_still_run(tmp_path, run_node_co
     assert result["results"][0]["message"] == "ROCM-X-001: expect.value: required for kind sysctl"
     assert result["results"][1]["message"].startswith("ROCM-X-002: kind: 'telepathy' is not one of apt_pin, apt_source")
     assert result["results"][2]["message"] == "items[2]: id: a non-empty string is required"
-    assert result["gpu"] is None
+    assert "ansible_facts" not in result
 
 
 def test_timeout_must_be_positive(run_node_compliance):
     result = run_node_compliance(timeout=0)
     assert result["rc"] == 1
     assert result["msg"] == "timeout must be a positive number of seconds, got 0"
-
-
-def test_a_gpu_fact_gathered_earlier_is_checked_without_gathering_again(tmp_path, run_node_compliance):
-    gathered = run_node_compliance(root=rendered(tmp_path, load_profile("mi300x-8")), gpu_expect=MI300X_CLASS)["gpu"]
-    degraded = json.loads(json.dumps(gathered))
-    degraded["topology"]["link_type"][0][1] = degraded["topology"]["link_type"][1][0] = "PCIE"
-    # An empty root: had the module gathered, it would have found no GPU at all.
-    result = run_node_compliance(root=str(tmp_path / "empty"), gpu=degraded, gpu_expect=MI300X_CLASS)
-    assert result["gpu"] == degraded
-    assert by_id(result)["ROCM-GPU-001"]["status"] == "pass"
-    assert by_id(result)["ROCM-TOPO-001"]["status"] == "fail"
-    assert "GPU 0-1" in by_id(result)["ROCM-TOPO-001"]["message"]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.rocm_fleet.core.plugins.lookup.role_argument_specs import COLLECTION_ROLES, read_argument_specs
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import ROLES_DIR, read_argument_specs
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import (
     RESULTS_FILE,
     checked_roles,
@@ -14,7 +14,7 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables imp
 )
 
 REPO = Path(__file__).resolve().parents[4]
-SPECS = read_argument_specs(COLLECTION_ROLES)
+SPECS = read_argument_specs(ROLES_DIR)
 
 
 def test_a_misspelled_name_is_reported_with_the_nearest_declared_name():
@@ -38,15 +38,15 @@ def test_the_results_roles_set_are_not_reported_when_known():
 
 
 def test_the_results_are_one_list_in_the_common_role():
-    assert Path(RESULTS_FILE).resolve() == REPO / "roles" / "_common" / "vars" / "main.yml"
-    assert role_results() == yaml.safe_load(Path(RESULTS_FILE).read_text())["_common_role_results"]
+    assert Path(RESULTS_FILE).resolve() == REPO / "roles" / "common" / "vars" / "main.yml"
+    assert role_results() == yaml.safe_load(Path(RESULTS_FILE).read_text())["__common_role_results"]
     assert {"preflight_decision", "kernel_reboot_pending", "kernel_reboot_reasons"} <= set(role_results())
 
 
 def test_an_unreadable_results_file_is_named(tmp_path):
     path = tmp_path / "main.yml"
-    path.write_text("_common_role_results: preflight_decision\n")
-    with pytest.raises(ValueError, match="_common_role_results as a list"):
+    path.write_text("__common_role_results: preflight_decision\n")
+    with pytest.raises(ValueError, match="__common_role_results as a list"):
         role_results(str(path))
     with pytest.raises(ValueError, match="cannot read"):
         role_results(str(tmp_path / "absent.yml"))
@@ -92,9 +92,9 @@ def test_the_role_filter_checks_only_those_roles():
 
 def test_every_role_but_the_private_ones_is_checked_by_default():
     specs = dict(SPECS, _common={"argument_specs": {"main": {"options": {}}}})
-    assert "_common" not in checked_roles(specs)
-    assert set(checked_roles(specs)) == set(SPECS) - {"_common"}
-    assert role_variable_problems({"_common_role_results": []}, specs) == []
+    assert "common" not in checked_roles(specs)
+    assert set(checked_roles(specs)) == set(SPECS) - {"common"}
+    assert role_variable_problems({"__common_role_results": []}, specs) == []
 
 
 def test_options_of_every_entry_point_count_and_the_longest_prefix_owns_a_name():

@@ -54,6 +54,7 @@ def three_host_report() -> DriftReport:
         {"link_type": "XGMI", "pairs": 28},
         {"PCIE": [[2, 5]]},
         "GPU2 and GPU5 talk over PCIe: an xGMI link is down",
+        repair="a person: the hardware differs from what the inventory declares; site.yml cannot change it",
     )
     drift_checks[1] = CheckResult(
         "ROCM-VER-001", "ROCm version matches the inventory", "fail", "6.3.1", "6.2.4", "installed ROCm is 6.2.4"
@@ -75,13 +76,12 @@ def three_host_report() -> DriftReport:
                 checks=drift_checks,
                 changes=[
                     Change(
-                        task="Pin the ROCm repository",
-                        role="repo",
-                        action="ansible.builtin.copy",
-                        item="/etc/apt/preferences.d/rocm-pin-600",
+                        label="repo: /etc/apt/preferences.d/rocm-pin-600",
+                        role="rocm_fleet.core.repo",
+                        action="update",
                         diff=PIN_DIFF,
                     ),
-                    Change(task="Install ROCm packages", role="packages", action="ansible.builtin.apt", item="rocm"),
+                    Change(label="packages: ROCm 6.3.1", role="rocm_fleet.core.packages", action="install"),
                 ],
                 gpu=GpuSummary(8, [MI300X] * 8, xgmi_matrix(8, ((2, 5),)), [0, 0, 0, 0, 1, 1, 1, 1]),
             ),

@@ -54,9 +54,16 @@ def test_full_run_applies_waivers_writes_reports_and_returns_the_exit_status(tmp
     assert seen == [("inv", None)]
     assert "gpu-mi300x-01: checks done" in err
     report = json.loads((tmp_path / "out" / "drift.json").read_text())
-    checks = {check["id"]: check["status"] for check in report["hosts"]["gpu-mi300x-02"]["checks"]}
+    assert report["schema"] == 2
+    drifted = report["hosts"]["gpu-mi300x-02"]
+    checks = {check["id"]: check["status"] for check in drifted["checks"]}
     assert checks["ROCM-TOPO-001"] == "waived"
     assert checks["ROCM-VER-001"] == "fail"
+    # A waived check still says what would repair it; the changes are named by their objects' labels.
+    topology = next(check for check in drifted["checks"] if check["id"] == "ROCM-TOPO-001")
+    assert topology["repair"].startswith("a person: ") and topology["waiver"]["reason"] == "bridge swap"
+    assert [change["label"] for change in drifted["changes"]] == [
+        "repo: /etc/apt/preferences.d/rocm-pin-600", "packages: ROCm 6.3.1"]
     assert "gpu-mi300x-02  drift        failed: ROCM-VER-001; changes: 2; waived: 1" in out
     assert (tmp_path / "out" / "drift.html").is_file()
 

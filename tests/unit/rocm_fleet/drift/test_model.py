@@ -42,7 +42,7 @@ def test_link_types_match_the_gpu_facts_vocabulary():
         (HostResult(checks=[CheckResult("ROCM-A-001", "a", "waived")]), "compliant"),
         (HostResult(checks=[CheckResult("ROCM-A-001", "a", "fail")]), "drift"),
         (HostResult(checks=[CheckResult("ROCM-A-001", "a", "error")]), "drift"),
-        (HostResult(changes=[Change(task="t", action="ansible.builtin.copy")]), "drift"),
+        (HostResult(changes=[Change(label="kernel: /etc/modprobe.d/rocm-fleet.conf", action="create")]), "drift"),
         (HostResult(error="ansible-runner: module failed"), "error"),
         (HostResult.unreachable("ssh: timed out"), "unreachable"),
     ],
@@ -76,7 +76,7 @@ def test_exit_codes():
 def test_dict_round_trip_is_lossless():
     report = three_host_report()
     data = report.to_dict()
-    assert data["schema"] == 1
+    assert data["schema"] == drift_model.SCHEMA_VERSION == 2
     assert list(data["hosts"]) == sorted(data["hosts"])
     assert DriftReport.from_dict(copy.deepcopy(data)).to_dict() == data
 
@@ -99,11 +99,15 @@ def test_from_dict_rejects_a_wrong_summary():
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("schema",), 2, "version 2"),
+        # a report of schema 1 named changes by task: it is refused, not misread
+        (("schema",), 1, "version 1 is not 2"),
+        (("schema",), 3, "version 3 is not 2"),
         (("hosts", "gpu-mi300x-01", "checks", 0, "status"), "ok", "'ok' is not one of"),
         (("hosts", "gpu-mi300x-01", "checks", 0, "id"), "topo check", "ROCM-AREA-NNN"),
         (("hosts", "gpu-mi300x-01", "gpu", "count"), True, "expected int"),
         (("hosts", "gpu-mi300x-02", "changes", 0, "diff"), None, r"changes\[0\]\.diff"),
+        (("hosts", "gpu-mi300x-02", "changes", 0, "label"), None, r"changes\[0\]\.label"),
+        (("hosts", "gpu-mi300x-02", "checks", 4, "repair"), None, r"checks\[4\]\.repair"),
         (("run", "started"), 17, r"run\.started"),
     ],
 )
@@ -124,6 +128,28 @@ def test_link_matrix_must_be_square_and_known():
         GpuSummary(2, ["x", "x"], [["SELF", "NVLINK"], ["XGMI", "SELF"]])
 
 
-def test_change_label_names_role_task_and_item():
-    assert Change(task="Pin", action="copy", role="repo", item="/etc/x").label == "repo : Pin [/etc/x]"
-    assert Change(task="Pin", action="copy").label == "Pin"
+def test_a_change_is_its_object_label_and_nothing_of_a_task():
+    change = Change(label="kernel: kernel.numa_balancing=0", action="set", role="rocm_fleet.core.kernel")
+    assert change.to_dict() == {"label": "kernel: kernel.numa_balancing=0", "role": "rocm_fleet.core.kernel",
+                                "action": "set", "diff": ""}
+    assert Change.from_dict(change.to_dict(), "change") == change
+    with pytest.raises(TypeError):
+        Change(task="Pin", action="copy")  # schema 1 named a change by its task: that field is gone
+
+
+def test_a_schema_1_change_is_refused_naming_the_missing_label():
+    old = {"task": "Pin the ROCm repository", "role": "repo", "action": "copy", "item": "/etc/x", "diff": ""}
+    with pytest.raises(ReportFormatError, match="label"):
+        Change.from_dict(old, "hosts['h'].changes[0]")
+
+
+def test_a_check_carries_what_repairs_it_through_the_json():
+    check = CheckResult("ROCM-BOOT-002", "active", "fail", ["iommu=pt"], "ro quiet", "iommu=pt is not active",
+                        repair="a reboot")
+    data = check.to_dict()
+    assert data["repair"] == "a reboot"
+    assert CheckResult.from_dict(data, "check") == check
+    assert CheckResult("ROCM-A-001", "a", "pass").repair == ""
+    data.pop("repair")
+    with pytest.raises(ReportFormatError, match="repair"):
+        CheckResult.from_dict(data, "check")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate
+from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import compliance_items, normalize
 
 from rocm_fleet.drift.results import host_result
 
@@ -10,19 +11,15 @@ PROFILE = "/etc/profile.d/rocm.sh"
 
 
 def items():
-    return [
-        {"id": "ROCM-ENV-001", "title": "profile", "kind": "file", "role": "rocm_fleet.core.environment",
-         "task": "Write the login shell profile",
-         "expect": {"path": PROFILE, "content": "export ROCM_PATH=/opt/rocm\n"}},
-        {"id": "ROCM-ACCESS-002", "title": "users in the GPU groups", "kind": "group_members",
-         "role": "rocm_fleet.core.access", "task": "Add the listed users to the GPU groups [alice]",
-         "expect": {"group": "render", "members": ["alice"]}},
-        {"id": "ROCM-ACCESS-002", "title": "users in the GPU groups", "kind": "group_members",
-         "role": "rocm_fleet.core.access", "task": "Add the listed users to the GPU groups [alice]",
-         "expect": {"group": "video", "members": ["alice"]}},
-        {"id": "ROCM-BOOT-002", "title": "active", "kind": "kernel_cmdline", "role": "rocm_fleet.core.kernel",
-         "task": None, "expect": {"params": ["iommu=pt"]}},
-    ]
+    """node_compliance items as host_compliance makes them from the roles' managed objects."""
+    environment = normalize([{"kind": "file", "id": "ROCM-ENV-001", "title": "profile", "path": PROFILE,
+                              "content": "export ROCM_PATH=/opt/rocm\n", "owner": None, "group": None}],
+                            "environment")
+    access = normalize([{"kind": "member", "id": "ROCM-ACCESS-002", "title": "users in the GPU groups",
+                         "users": ["alice"], "groups": ["render", "video"]}], "access")
+    kernel = normalize([{"kind": "kernel_cmdline", "id": "ROCM-BOOT-002", "title": "active", "params": ["iommu=pt"],
+                         "repair": "a reboot"}], "kernel")
+    return compliance_items(environment + access + kernel)
 
 
 def tree(tmp_path, profile="export ROCM_PATH=/opt/rocm\n", render="render:x:992:alice\nvideo:x:44:alice\n"):
@@ -46,26 +43,63 @@ def test_a_compliant_host_has_one_passing_check_per_id_and_no_change(tmp_path):
     assert host.changes == [] and host.status == "compliant"
 
 
-def test_failed_items_become_one_check_and_one_change_per_task_and_loop_item(tmp_path):
+def test_the_items_are_one_per_file_and_group_and_share_their_object_label():
+    assert [(item["id"], item["label"], item["repair"]) for item in items()] == [
+        ("ROCM-ENV-001", "environment: /etc/profile.d/rocm.sh", None),
+        ("ROCM-ACCESS-002", "access: alice in render, video", None),
+        ("ROCM-ACCESS-002", "access: alice in render, video", None),
+        ("ROCM-BOOT-002", None, "a reboot"),
+    ]
+
+
+def test_failed_items_become_one_check_per_id_and_one_change_per_object(tmp_path):
     host = result_for(tree(tmp_path, profile="export ROCM_PATH=/usr\n", render="render:x:992:\nvideo:x:44:\n"))
     checks = {check.id: check for check in host.checks}
     assert checks["ROCM-ACCESS-002"].status == "fail"
     assert checks["ROCM-ACCESS-002"].message == "alice not in group render; alice not in group video"
+    assert checks["ROCM-ACCESS-002"].repair == ""  # site.yml repairs it: the change says how
     assert checks["ROCM-BOOT-002"].status == "pass"
-    assert [change.label for change in host.changes] == [
-        "rocm_fleet.core.environment : Write the login shell profile",
-        "rocm_fleet.core.access : Add the listed users to the GPU groups [alice]",
+    # Two failed items of one object (render, video) are one change, named by the object's label.
+    assert [(change.label, change.role) for change in host.changes] == [
+        ("environment: /etc/profile.d/rocm.sh", "rocm_fleet.core.environment"),
+        ("access: alice in render, video", "rocm_fleet.core.access"),
     ]
-    assert host.changes[1].item == "alice" and host.changes[1].action == "add"
+    assert host.changes[1].action == "add"
     assert "-export ROCM_PATH=/usr\n+export ROCM_PATH=/opt/rocm\n" in host.changes[0].diff
 
 
-def test_a_failed_item_without_a_task_is_a_failed_check_but_no_change(tmp_path):
+def test_the_diffs_of_one_object_are_joined_in_order():
+    def failed(diff, label="repo: /etc/apt/sources.list.d/rocm.sources", status="fail"):
+        return {"id": "ROCM-REPO-001", "title": "t", "status": status, "expected": None, "actual": None,
+                "message": "m", "label": label, "role": "rocm_fleet.core.repo", "action": "update", "diff": diff}
+
+    host = host_result({"results": [failed("-a\n"), failed("", label="repo: /x"), failed("-b\n"),
+                                    failed("-c\n", status="pass")]})
+    assert [(change.label, change.diff) for change in host.changes] == [
+        ("repo: /etc/apt/sources.list.d/rocm.sources", "-a\n-b\n"), ("repo: /x", "")]
+
+
+def test_a_failed_item_without_a_label_is_a_failed_check_but_no_change(tmp_path):
     root = tree(tmp_path)
     (tmp_path / "proc/cmdline").write_text("ro quiet\n")
     host = result_for(root)
     assert [check.id for check in host.failed_checks] == ["ROCM-BOOT-002"]
+    # No task repairs it: the check says what does.
+    assert host.failed_checks[0].repair == "a reboot"
     assert host.changes == [] and host.status == "drift"
+
+
+def test_a_check_names_each_distinct_repair_of_its_bad_items_once():
+    def gpu(check_id, status, repair):
+        return {"id": check_id, "title": "t", "status": status, "expected": None, "actual": None, "message": "m",
+                "label": None, "repair": repair}
+
+    host = host_result({"results": [gpu("ROCM-DRV-001", "fail", "a reboot"), gpu("ROCM-DRV-001", "error", "a reboot"),
+                                    gpu("ROCM-DRV-001", "fail", "a person"), gpu("ROCM-GPU-001", "pass", "a person")]})
+    checks = {check.id: check for check in host.checks}
+    assert (checks["ROCM-DRV-001"].status, checks["ROCM-DRV-001"].repair) == ("error", "a reboot; a person")
+    assert checks["ROCM-GPU-001"].repair == ""  # a passing check needs no repair
+    assert host.changes == []
 
 
 def test_an_unreadable_item_makes_its_check_an_error(tmp_path):

@@ -61,7 +61,8 @@ def _malicious_report() -> DriftReport:
     evil = '<script>alert("host")</script>&"\n'
     report.hosts[evil] = HostResult(
         checks=[CheckResult("ROCM-TOPO-001", "<b>links</b>", "fail", "<i>x</i>", {"k": "</pre><script>"}, "<img>")],
-        changes=[Change(task="<script>t</script>", action="copy", diff="+<script>alert(1)</script>\x1b[0m\n")],
+        changes=[Change(label="<script>t</script>", action="<b>copy</b>", role="<i>r</i>",
+                        diff="+<script>alert(1)</script>\x1b[0m\n")],
         gpu=GpuSummary(2, ["<svg onload=alert(1)>"] * 2, xgmi_matrix(2), [0, None]),
     )
     return report
@@ -104,8 +105,13 @@ def test_junit_has_a_suite_per_host_and_a_case_per_check():
     failure = drifted["ROCM-TOPO-001 Every GPU pair is linked by xGMI"].find("failure")
     assert "xGMI link is down" in failure.get("message")
     assert '"PCIE"' in failure.text
-    change = drifted["CHANGE repo : Pin the ROCm repository [/etc/apt/preferences.d/rocm-pin-600]"].find("failure")
+    # A change is named by its object's label, as the role's task prints it under --check.
+    change = drifted["CHANGE repo: /etc/apt/preferences.d/rocm-pin-600"].find("failure")
+    assert change.get("message") == "update would change repo: /etc/apt/preferences.d/rocm-pin-600"
     assert "+Pin: release o=repo.radeon.com,n=6.3.1" in change.text
+    no_diff = drifted["CHANGE packages: ROCm 6.3.1"].find("failure")
+    assert no_diff.get("message") == "install would change packages: ROCm 6.3.1"
+    assert no_diff.text == "(the module reported no diff)\n"
     skipped = suites["gpu-mi300x-01"].find("testcase/skipped")
     assert skipped.get("message") == "waived: vendor RMA pending for this node (TICKET-4711) (expires 2099-12-31)"
     assert root.get("failures") == "4" and root.get("errors") == "1" and root.get("tests") == "16"
@@ -201,6 +207,8 @@ def test_html_shows_every_host_check_and_link_matrix():
     assert "<title>GPU2 to GPU5: PCIe</title>" in page
     assert "Unreachable hosts (1)" in page
     assert '<span class="add">+Pin: release o=repo.radeon.com,n=6.3.1</span>' in page
+    assert '<span class="id">update</span> repo: /etc/apt/preferences.d/rocm-pin-600</summary>' in page
+    assert '<span class="id">install</span> packages: ROCm 6.3.1</summary>' in page
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
 
 
@@ -210,3 +218,4 @@ def test_html_escapes_everything_from_the_report():
     assert "<img>" not in page and "<b>links</b>" not in page and "<svg onload" not in page
     assert "&lt;script&gt;alert(&quot;host&quot;)&lt;/script&gt;" in page
     assert '<span class="add">+&lt;script&gt;alert(1)&lt;/script&gt;' in page
+    assert '<span class="id">&lt;b&gt;copy&lt;/b&gt;</span> &lt;script&gt;t&lt;/script&gt;</summary>' in page
