@@ -70,9 +70,11 @@ class ActionModule(ActionBase):
                 raise HostComplianceError("no GPU and OS facts: run rocm_fleet.core.gpu_facts host_facts=true first")
             state = self._declared_state(args, task_vars, facts)
             checked = self._evaluate(args, task_vars, state, confirm=not args["facts_fresh"])
-            fresh = _decision_inputs(checked.get("ansible_facts")) if not args["facts_fresh"] else facts
+            # The facts the confirming call read: the fact cache keeps them for the next run.
+            read_again = checked.get("ansible_facts") if not args["facts_fresh"] else None
+            fresh = _decision_inputs(read_again) if read_again else facts
             calls = 1
-            if not args["facts_fresh"] and fresh.get("gpu") and fresh != facts:
+            if read_again and fresh.get("gpu") and fresh != facts:
                 # The host changed since the cached facts: decide again from what it reports now.
                 if any(fresh.get(name) != facts.get(name) for name in OS_FACTS):
                     now = ", ".join(str(fresh.get(name)) for name in OS_FACTS)
@@ -91,8 +93,8 @@ class ActionModule(ActionBase):
         results = checked["results"] + gpu_results
         result.update(changed=False, results=results, summary=summarize(results), gpu=fresh.get("gpu"),
                       decision=state.decision, module_calls=calls)
-        if not args["facts_fresh"]:
-            result["ansible_facts"] = checked.get("ansible_facts")
+        if read_again:
+            result["ansible_facts"] = read_again
         return result
 
     def _evaluate(self, args, task_vars, state, confirm):

@@ -16,7 +16,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils import role_variables
 
-ARGUMENT_SPEC = {"roles": {"type": "list", "elements": "str"}}
+ARGUMENT_SPEC = {"roles": {"type": "list", "elements": "str"}, "values": {"type": "bool", "default": True}}
 
 
 class ActionModule(ActionBase):
@@ -35,9 +35,12 @@ class ActionModule(ActionBase):
             specs = role_variables.read_specs()
             roles = role_variables.checked_roles(specs, args["roles"])
             # Only the values that are checked are templated: the rest count by name.
-            variables, problems = role_variables.templated_options(self._templar, task_vars, specs, roles)
+            variables, problems = task_vars, []
+            if args["values"]:
+                variables, problems = role_variables.templated_options(self._templar, task_vars, specs, roles)
             known = role_variables.role_results()
-            problems.extend(role_variables.role_variable_problems(variables, specs, roles=roles, known=known))
+            problems.extend(role_variables.role_variable_problems(variables, specs, roles=roles, known=known,
+                                                                  values=args["values"]))
         except Exception as error:  # an operator's run shows a message, never a traceback
             message = role_variables.error_message(error)
             return {"failed": True, "changed": False, "msg": "host %s: %s" % (host, message)}

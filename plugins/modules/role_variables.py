@@ -33,6 +33,12 @@ options:
       - Without it, every role of the collection that has argument specs, except the private C(common).
     type: list
     elements: str
+  values:
+    description:
+      - Also check the values against the specs' types (templated first). False checks the names only, for a check
+        made before the variables the values read exist (preflight's, before its decision).
+    type: bool
+    default: true
 attributes:
   action:
     support: full

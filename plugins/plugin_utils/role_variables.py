@@ -100,11 +100,12 @@ def error_message(error):
     return to_text(getattr(error, "message", None) or error).strip() or type(error).__name__
 
 
-def role_variable_problems(variables, specs, roles=None, known=None):
+def role_variable_problems(variables, specs, roles=None, known=None, values=True):
     """Messages for each problem of ``variables`` (name to templated value) against ``specs``.
 
     ``specs`` is read_argument_specs' output; ``roles`` limits the check to those
-    roles' prefixes and options; ``known`` names role-prefixed results to accept.
+    roles' prefixes and options; ``known`` names role-prefixed results to accept;
+    ``values=False`` checks the names only (before the values can be templated).
     """
     roles = checked_roles(specs, roles)
     problems = ["role %s has no meta/argument_specs.yml" % role for role in roles if role not in specs]
@@ -114,7 +115,7 @@ def role_variable_problems(variables, specs, roles=None, known=None):
         if item["role"] in roles:
             problems.append("unknown variable %s, not declared in roles/%s/meta/argument_specs.yml%s" % (
                 item["name"], item["role"], "; did you mean %s?" % item["suggestion"] if item["suggestion"] else ""))
-    for role in roles:
+    for role in roles if values else []:
         for name, spec in sorted(declared_options(specs[role]).items()):
             if name in variables:
                 problems.extend(_value_problems(name, variables[name], spec))

@@ -79,6 +79,7 @@ def test_an_extra_var_gives_the_same_changes_in_drift_and_check_mode(compliant_l
 
 def collection_copy(destination: Path) -> Path:
     """What a maintainer edits: the collection's roles, plugins and playbooks, with ansible.cfg and the link."""
+    destination.mkdir()
     for name in ("ansible.cfg", "galaxy.yml", "site.yml"):
         shutil.copy2(REPO / name, destination / name)
     for name in ("meta", "plugins", "roles", "playbooks"):

@@ -190,6 +190,8 @@ def test_facts_that_changed_since_the_cache_are_decided_from_again_in_a_second_c
     # The second call only evaluates: the facts it would read are the ones just read.
     assert "facts" not in host.calls[1][1] and "gpu_sources" not in host.calls[1][1]
     assert result["decision"] == {"gpu_count": 1} and result["gpu"] == now["gpu"]
+    # The facts read by the first call go to the fact cache, not the second call's none.
+    assert result["ansible_facts"] == now
     checks = {entry["id"]: entry for entry in result["results"]}
     assert checks["ROCM-GPU-001"]["status"] == "fail"  # the class expects 2; the host now reports 1
     assert checks["ROCM-GPU-001"]["message"] == "expected 2 GPUs, found 1"
