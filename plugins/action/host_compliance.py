@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleError
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import lookup_loader
@@ -83,6 +83,8 @@ class ActionModule(ActionBase):
                 state = self._declared_state(args, task_vars, fresh)
                 checked = self._evaluate(args, task_vars, state, confirm=False)
                 calls = 2
+        except AnsibleConnectionFailure:
+            raise  # an unreachable host, which Ansible reports as such
         except (HostComplianceError, ManagedStateError, AnsibleError) as error:
             result.update(failed=True, msg="host %s: %s" % (host, to_text(getattr(error, "message", None) or error)))
             return result

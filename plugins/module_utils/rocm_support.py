@@ -148,7 +148,12 @@ def check_support(
     expected_gpu_count=None,
     expected_package_count=None,
 ):
-    """The preflight decision for one host; see the rocm_support filter documentation for the result."""
+    """The support verdict for one host (rocm_decision.decide composes it into the whole decision).
+
+    {supported, proceed, problems (not accepted, each {what, subject, message, acceptable}), accepted
+    (with the inventory's reason), warnings, alternatives (up to 3 ROCm versions that would pass, nearest
+    first), rocm_version (normalised), os, kernel, gpus (as text), kernel_range}.
+    """
     acceptances = [item for item in acceptances or [] if item]
     os_name = os_key(os_family)
     version = normalize_rocm_version(rocm_version)

@@ -130,6 +130,8 @@ def _check_details(check: CheckResult) -> str:
             f"<dt>waiver</dt><dd>{_e(check.waiver.reason)} (expires {_e(check.waiver.expires)}, "
             f"hosts {_e(check.waiver.hosts)})</dd>"
         )
+    if check.repair:  # no task of site.yml repairs it: say what does
+        waiver += f"<dt>repaired by</dt><dd>{_e(check.repair)}</dd>"
     # Findings start open so the page reads (and prints) without clicking; waivers stay folded.
     state = "" if check.status == "waived" else " open"
     return (

@@ -54,6 +54,8 @@ def _check_body(check: CheckResult) -> str:
     lines = [f"expected: {_json(check.expected)}", f"actual: {_json(check.actual)}"]
     if check.message:
         lines.append(f"message: {check.message}")
+    if check.repair:
+        lines.append(f"repaired by: {check.repair}")
     if check.waiver:
         lines.append(f"waiver: {check.waiver.reason} (expires {check.waiver.expires}, hosts {check.waiver.hosts})")
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleActionFail, AnsibleConnectionFailure
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from ansible_collections.rocm_fleet.core.plugins.action import host_compliance
@@ -113,11 +113,13 @@ def test_known_facts_count_only_when_read_from_the_same_gpu_sources():
 class Host:
     """node_compliance as the action sees it: records each call's arguments, answers with ``facts_now``."""
 
-    def __init__(self, facts_now=None, failed=None):
-        self.calls, self.facts_now, self.failed = [], facts_now, failed
+    def __init__(self, facts_now=None, failed=None, unreachable=False):
+        self.calls, self.facts_now, self.failed, self.unreachable = [], facts_now, failed, unreachable
 
     def __call__(self, module_name, module_args, task_vars):
         self.calls.append((module_name, copy.deepcopy(module_args)))
+        if self.unreachable:
+            raise AnsibleConnectionFailure("ssh: connect to host 127.0.0.1 port 2207: Connection refused")
         if self.failed:
             return {"failed": True, "msg": self.failed}
         result = {"changed": False, "results": [dict(ITEM_RESULT)], "summary": {"pass": 1, "total": 1}}
@@ -213,6 +215,11 @@ def test_fresh_facts_are_not_read_again_nor_returned():
                                            "expect": {"path": "/etc/profile.d/rocm.sh"}}], "timeout": 30}
     assert decided == [CACHED] and result["module_calls"] == 1
     assert "ansible_facts" not in result and result["gpu"] == GPU
+
+
+def test_an_unreachable_host_stays_unreachable_not_an_error():
+    with pytest.raises(AnsibleConnectionFailure):
+        run({"gpu_sources": ["sysfs"]}, host=Host(unreachable=True))
 
 
 def test_a_failed_module_call_is_the_task_result():

@@ -1,5 +1,6 @@
 """The preflight filters as playbooks use them: FQCN lookup, docs, errors, inventory extension."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -12,11 +13,18 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.rocm_fleet.core.plugins.filter import rocm_fleet
 
 REPO = Path(__file__).resolve().parents[4]
-VARS = REPO / "roles" / "preflight" / "vars"
-CATALOG = yaml.safe_load((VARS / "gpu_catalog.yml").read_text())["preflight_gpu_catalog_builtin"]
-MATRIX = yaml.safe_load((VARS / "support_matrix.yml").read_text())["preflight_support_matrix_builtin"]
+FILTER_DIR = REPO / "plugins" / "filter"
 FILTERS = rocm_fleet.FilterModule().filters()
 GIB = 1024**3
+
+
+def registered_filters():
+    """Every filter name that plugins/filter/*.py register, once per registration."""
+    names = []
+    for path in sorted(FILTER_DIR.glob("*.py")):
+        module = importlib.import_module("ansible_collections.rocm_fleet.core.plugins.filter." + path.stem)
+        names.extend(module.FilterModule().filters())
+    return names
 
 
 def gpu_fact(*specs):
@@ -27,52 +35,19 @@ def gpu_fact(*specs):
     return {"count": len(devices), "devices": devices}
 
 
-@pytest.mark.parametrize("name", sorted(FILTERS))
-def test_every_filter_has_its_doc_file(name):
-    doc = yaml.safe_load((REPO / "plugins" / "filter" / ("%s.yml" % name)).read_text())
+def test_the_preflight_filters_are_the_decision_and_the_package_names():
+    assert set(FILTERS) == {"preflight_decide", "rocm_release_packages"}
+
+
+def test_every_filter_has_its_doc_file_and_every_doc_file_its_filter():
+    assert sorted(registered_filters()) == sorted(path.stem for path in FILTER_DIR.glob("*.yml"))
+
+
+@pytest.mark.parametrize("name", sorted(registered_filters()))
+def test_every_doc_file_is_complete(name):
+    doc = yaml.safe_load((FILTER_DIR / ("%s.yml" % name)).read_text())
     assert doc["DOCUMENTATION"]["name"] == name
     assert doc["EXAMPLES"].strip() and doc["RETURN"]["_value"]["description"]
-
-
-def test_filters_chain_on_plain_data():
-    summary = FILTERS["gpu_classify"](gpu_fact(("0x744c", "gfx1100", 24), ("0x73df", "gfx1031", 12)), CATALOG)
-    decision = FILTERS["rocm_support"](
-        summary,
-        MATRIX,
-        "6.4.1",
-        "Ubuntu",
-        "24.04",
-        "6.8.0-50-generic",
-        acceptances=[{"what": "gpu", "value": "rx6700xt", "reason": "home lab"}],
-    )
-    assert decision["proceed"] and not decision["supported"]
-    assert FILTERS["hsa_overrides"](summary, "6.4.1", MATRIX) == {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}
-    assert FILTERS["pytorch_rocm_arch"](summary) == "gfx1031;gfx1100"
-    assert "home lab" in FILTERS["preflight_report"](decision, "ws7")
-    assert FILTERS["gpu_tuning"](summary)["boot_params"] == []
-
-
-@pytest.mark.parametrize(
-    ("name", "args", "message"),
-    [
-        ("gpu_classify", ({"devices": "x"}, CATALOG), "device list"),
-        ("gpu_classify", ({"devices": []}, None), "GPU catalog"),
-        ("rocm_support", ({"devices": []}, MATRIX, "6.4", "Ubuntu", "24.04", "6.8"), "gpu_classify"),
-        ("hsa_overrides", ({"devices": [], "classes": []}, "9.9", MATRIX), "not in the support matrix"),
-        ("pytorch_rocm_arch", ({"devices": [], "classes": []}, "6.4"), "support matrix"),
-        ("preflight_report", ({"problems": []}, "h"), "rocm_support"),
-        ("rocm_data_problems", ([], MATRIX), "GPU catalog"),
-    ],
-)
-def test_bad_input_fails_with_a_filter_error(name, args, message):
-    with pytest.raises(AnsibleFilterError, match=message):
-        FILTERS[name](*args)
-
-
-def test_acceptances_must_be_a_list():
-    summary = FILTERS["gpu_classify"](gpu_fact(("0x74a1", "gfx942", 192)), CATALOG)
-    with pytest.raises(AnsibleFilterError, match="list"):
-        FILTERS["rocm_support"](summary, MATRIX, "6.4.1", "Debian", "12", "6.1.0", acceptances={"what": "os"})
 
 
 DECISION_INPUTS = {
@@ -102,6 +77,9 @@ def test_preflight_decide_reads_the_builtin_data_and_the_extras():
          "preflight_decide: preflight_gpu_catalog_extra must be a mapping, got list"),
         # A class whose match is not a mapping breaks the data checks themselves.
         (DEBIAN_FACTS, dict(DECISION_INPUTS, gpu_catalog_extra={"mi999": {"match": ["0x1"]}}), "preflight_decide: "),
+        # A gpu fact whose devices are not a list of mappings.
+        (dict(DEBIAN_FACTS, gpu={"devices": "x"}), DECISION_INPUTS, "preflight_decide: "),
+        (dict(DEBIAN_FACTS, gpu=["0x74a1"]), DECISION_INPUTS, "preflight_decide: "),
     ],
 )
 def test_preflight_decide_fails_with_a_filter_error(facts, inputs, message):
@@ -114,46 +92,43 @@ PLAYBOOK = """
   connection: local
   gather_facts: false
   vars_files:
-    - @VARS@/gpu_catalog.yml
-    - @VARS@/support_matrix.yml
+    - @REPO@/roles/packages/vars/main.yml
   vars:
-    preflight_gpu_catalog_extra:
-      radeon780m:
-        product: AMD Radeon 780M
-        match: {device_ids: ["0x1900"]}
-        gfx_target: gfx1103
-        arch: RDNA3
-        segment: consumer
-        family: radeon
-        vram_gib: null
-        devices_per_package: 1
-        rocm_listed: false
-        hsa_override: [{value: "11.0.0"}]
-        tuning: {}
-        source: site test bench
-    catalog: "{{ preflight_gpu_catalog_builtin | combine(preflight_gpu_catalog_extra, recursive=true) }}"
-    gpu: @GPU@
-    summary: "{{ gpu | rocm_fleet.core.gpu_classify(catalog) }}"
-    decision: >-
-      {{ summary | rocm_fleet.core.rocm_support(preflight_support_matrix_builtin, '6.4', 'Debian', '12', '6.18.44',
-           acceptances=[{'what': 'kernel', 'reason': 'lab'}, {'what': 'os', 'reason': 'lab'},
-                        {'what': 'gpu', 'reason': 'lab'}]) }}
+    facts:
+      distribution: Debian
+      distribution_version: "12"
+      kernel: 6.18.44
+      processor: []
+      gpu: @GPU@
+    inputs: @INPUTS@
+    outcome: "{{ facts | rocm_fleet.core.preflight_decide(inputs) }}"
   tasks:
     - ansible.builtin.copy:
         dest: @OUT@
-        content: "{{ {'problems': catalog | rocm_fleet.core.rocm_data_problems(preflight_support_matrix_builtin),
-                       'classes': summary.classes, 'proceed': decision.proceed,
-                       'accepted': decision.accepted | map(attribute='what') | list,
-                       'env': summary | rocm_fleet.core.hsa_overrides('6.4.0', preflight_support_matrix_builtin),
-                       'arch': summary | rocm_fleet.core.pytorch_rocm_arch} | to_json }}"
+        content: "{{ {'problems': outcome.problems, 'proceed': outcome.proceed,
+                       'classes': outcome.decision.classes,
+                       'accepted': outcome.decision.accepted | map(attribute='what') | list,
+                       'env': outcome.decision.hsa_overrides, 'arch': outcome.decision.pytorch_rocm_arch,
+                       'packages': __packages_amd_usecase_sets
+                         | rocm_fleet.core.rocm_release_packages(outcome.decision.rocm_version, ['base'], ['htop'])}
+                     | to_json }}"
 """
+RADEON_780M = {
+    "product": "AMD Radeon 780M", "match": {"device_ids": ["0x1900"]}, "gfx_target": "gfx1103", "arch": "RDNA3",
+    "segment": "consumer", "family": "radeon", "vram_gib": None, "devices_per_package": 1, "rocm_listed": False,
+    "hsa_override": [{"value": "11.0.0"}], "tuning": {}, "source": "site test bench",
+}
 
 
 @pytest.mark.slow
-def test_playbook_extends_the_catalog_from_inventory(tmp_path):
+def test_a_playbook_decides_with_an_inventory_class_and_names_the_packages(tmp_path):
     out = tmp_path / "result.json"
-    fact = json.dumps(gpu_fact(("0x1900", "gfx1103", 2), ("0x744c", "gfx1100", 24)))
-    playbook = PLAYBOOK.replace("@VARS@", str(VARS)).replace("@GPU@", fact).replace("@OUT@", str(out))
+    fact = gpu_fact(("0x1900", "gfx1103", 2), ("0x744c", "gfx1100", 24))
+    inputs = dict(DECISION_INPUTS, rocm_version="6.4", gpu_catalog_extra={"radeon780m": RADEON_780M},
+                  accept_unsupported=[{"what": "kernel", "reason": "lab"}, {"what": "os", "reason": "lab"},
+                                      {"what": "gpu", "reason": "lab"}])
+    playbook = (PLAYBOOK.replace("@REPO@", str(REPO)).replace("@GPU@", json.dumps(fact))
+                .replace("@INPUTS@", json.dumps(inputs)).replace("@OUT@", str(out)))
     (tmp_path / "play.yml").write_text(playbook)
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     run = subprocess.run(
@@ -176,8 +151,11 @@ def test_playbook_extends_the_catalog_from_inventory(tmp_path):
     assert result["problems"] == []
     assert result["classes"] == ["radeon780m", "rx7900xtx"]
     assert result["proceed"] and sorted(result["accepted"]) == ["gpu", "kernel", "os"]
+    # Mixed GPUs: only the 780M (KFD node 1) is overridden, and counts as its override target.
     assert result["env"] == {"HSA_OVERRIDE_GFX_VERSION_1": "11.0.0"}
-    assert result["arch"] == "gfx1100;gfx1103"
+    assert result["arch"] == "gfx1100"
+    assert result["packages"] == ["rocm-core6.4.0", "rocm-language-runtime6.4.0", "rocminfo6.4.0",
+                                  "rocm-smi-lib6.4.0", "htop"]
 
 
 PACKAGES_VARS = yaml.safe_load((REPO / "roles" / "packages" / "vars" / "main.yml").read_text())

@@ -76,6 +76,7 @@ def test_mixed_host_gets_a_per_device_override_and_both_targets():
     assert decision["hsa_overrides"] == {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}
     assert decision["pytorch_rocm_arch"] == "gfx1030;gfx1100" and not decision["supported"]
     assert sorted(item["what"] for item in decision["accepted"]) == ["gpu", "os"]
+    assert "(reason: desk box)" in outcome["report"]
 
 
 def test_host_without_gpus_must_say_so():
@@ -112,6 +113,8 @@ BAD_CLASS = dict(CATALOG, mi999={"product": "X"})
      "preflight_accept_unsupported accepts GPU class w7901, which is not in the GPU catalog (did you mean w7900?)"),
     ({"workload": "llms"}, CATALOG,
      "preflight_workload is llms, not a key of preflight_min_vram_gib_per_gpu (general, llm)"),
+    ({"accept_unsupported": {"what": "os"}}, CATALOG,
+     "preflight_accept_unsupported must be a list of {what, reason} items"),
 ])
 def test_bad_inventory_or_data_is_a_problem_and_nothing_is_decided(overrides, catalog, expected):
     outcome = decide(facts("mi210-4-pcie"), inputs(**overrides), catalog, MATRIX)
@@ -155,7 +158,7 @@ def decided(profile, **overrides):
     return decide(facts(profile), inputs(**overrides), CATALOG, MATRIX)["decision"]
 
 
-# The expectations tests/unit/plugins/filter/test_gpu_class_expectations.py holds the catalog to.
+# What compliance holds a decided host to, from the catalog and matrix preflight decided with.
 def test_mi300x_expectations_are_those_of_its_class():
     assert gpu_expectations(decided("mi300x-8"), CATALOG, MATRIX, "6.4.1") == {
         "count": 8, "gfx_targets": ["gfx942"], "products": "AMD Instinct MI300X*",
@@ -173,7 +176,9 @@ def test_the_declared_class_and_count_win_over_what_was_found():
 
 def test_the_workload_minimum_and_a_mixed_host():
     small = gpu_expectations(decided("rx6700xt-1", workload="llm"), CATALOG, MATRIX, "6.4.1")
-    assert small["vram_bytes_min"] == 24 * GIB
+    assert small["vram_bytes_min"] == 24 * GIB and "topology" not in small
+    # "AMD Radeon RX 6700 XT / 6750 XT" names variants: the first name, as a prefix, matches each.
+    assert small["products"] == "AMD Radeon RX 6700 XT*"
     mixed = decide(mixed_facts(), inputs(), CATALOG, MATRIX)["decision"]
     expect = gpu_expectations(mixed, CATALOG, MATRIX, "6.4.1", numa_affinity=[0, 1])
     assert set(expect) == {"count", "gfx_targets", "driver", "rocm_version", "numa_affinity"}
@@ -186,3 +191,15 @@ def test_host_without_gpus_and_distro_packages():
         "count": 0}
     inbox = gpu_expectations(decided("mi210-4-pcie"), CATALOG, MATRIX, "6.4.1", amdgpu_from_amd=False)
     assert inbox["driver"] == {"loaded": True, "version": None}
+
+
+def test_an_unknown_class_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown GPU class.*mi999"):
+        gpu_expectations({"expected_classes": ["mi999"], "gpu_count": 1}, CATALOG, MATRIX, "6.4.1")
+
+
+def test_a_site_class_without_devices_per_package_still_gets_its_vram_check():
+    # rocm_data_checks does not require devices_per_package: one device per package is meant.
+    catalog = {"site-gpu": {"product": "Site GPU", "gfx_target": "gfx1100", "vram_gib": 48}}
+    expect = gpu_expectations({"classes": ["site-gpu"], "gpu_count": 1}, catalog, {}, None)
+    assert expect["vram_bytes_min"] == int(48 * 0.9 * GIB)

@@ -77,6 +77,10 @@ def test_mixed_host_gets_a_per_node_override_for_the_unsupported_gpu_only():
     assert decisions.hsa_override_environment(summary, "6.4.0", MATRIX) == {"HSA_OVERRIDE_GFX_VERSION_1": "10.3.0"}
     assert decisions.pytorch_rocm_arch(summary) == "gfx1031;gfx1100"
     assert decisions.pytorch_rocm_arch(summary, "6.4.0", MATRIX) == "gfx1030;gfx1100"
+    # Overrides need the version's matrix entry: without one there is no answer, not a guess.
+    for matrix in (MATRIX, None):
+        with pytest.raises(decisions.DecisionError, match="ROCm 9.9 is not in the support matrix"):
+            decisions.pytorch_rocm_arch(summary, "9.9", matrix)
 
 
 def test_per_node_override_uses_the_kfd_node_not_the_device_index():

@@ -219,3 +219,12 @@ def test_html_escapes_everything_from_the_report():
     assert "&lt;script&gt;alert(&quot;host&quot;)&lt;/script&gt;" in page
     assert '<span class="add">+&lt;script&gt;alert(1)&lt;/script&gt;' in page
     assert '<span class="id">&lt;b&gt;copy&lt;/b&gt;</span> &lt;script&gt;t&lt;/script&gt;</summary>' in page
+
+
+def test_what_repairs_a_check_that_no_task_repairs_is_in_the_junit_and_html_forms():
+    report = DriftReport.from_dict(three_host_report().to_dict())
+    host, check = next((name, check) for name, host in report.hosts.items() for check in host.checks if check.repair)
+    body = next(case.find("failure").text for case in ET.fromstring(render_junit(report)).iter("testcase")
+                if case.get("classname") == host and case.get("name", "").startswith(check.id))
+    assert f"repaired by: {check.repair}" in body
+    assert "repaired by</dt><dd>a person: the hardware differs" in render_html(report)
