@@ -194,7 +194,7 @@ def test_host_without_gpus_and_distro_packages():
 
 
 def test_an_unknown_class_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown GPU class.*mi999"):
+    with pytest.raises(ValueError, match=r"unknown GPU class.*mi999"):
         gpu_expectations({"expected_classes": ["mi999"], "gpu_count": 1}, CATALOG, MATRIX, "6.4.1")
 
 

@@ -79,7 +79,7 @@ def test_mixed_host_gets_a_per_node_override_for_the_unsupported_gpu_only():
     assert decisions.pytorch_rocm_arch(summary, "6.4.0", MATRIX) == "gfx1030;gfx1100"
     # Overrides need the version's matrix entry: without one there is no answer, not a guess.
     for matrix in (MATRIX, None):
-        with pytest.raises(decisions.DecisionError, match="ROCm 9.9 is not in the support matrix"):
+        with pytest.raises(decisions.DecisionError, match=r"ROCm 9\.9 is not in the support matrix"):
             decisions.pytorch_rocm_arch(summary, "9.9", matrix)
 
 
