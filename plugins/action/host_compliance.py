@@ -16,10 +16,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
-from ansible.plugins.loader import lookup_loader
+from ansible.template import generate_ansible_template_vars, trust_as_template
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import summarize
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS, evaluate_gpu
@@ -41,6 +43,8 @@ DECISION_FACTS = ("gpu",) + HOST_FACTS
 # The OS data each role loaded (tasks/vars.yml) was chosen by these.
 OS_FACTS = ("os_family", "distribution")
 GPU_INPUTS = "__compliance_gpu_inputs"
+# ansible.builtin.template's defaults, which every role template is written for.
+TEMPLATE_OPTIONS = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 ARGUMENT_SPEC = {
     "roles": {"type": "list", "elements": "str", "default": ROLES},
     "gpu_sources": {"type": "list", "elements": "str", "choices": list(SOURCES)},
@@ -123,7 +127,7 @@ class ActionModule(ActionBase):
         templar = self._templar.copy_with_new_env(available_variables=variables)
         # The roles' own validation, on the values a provisioning run would give them.
         specs = read_specs()
-        roles = ["preflight"] + args["roles"]
+        roles = ["preflight", "compliance"] + args["roles"]
         templated, problems = templated_options(templar, variables, specs, roles)
         problems += role_variable_problems(templated, specs, roles=roles, known=role_results())
         if problems or outcome["problems"]:
@@ -149,14 +153,27 @@ class ActionModule(ActionBase):
         return templar.template(variables[name])
 
     def _with_content(self, templar, variables, item, obj):
-        """A file item's expected content, rendered from its template as ansible.builtin.template writes it."""
+        """A file item's expected content, rendered from its template as ansible.builtin.template writes it.
+
+        As that action renders: a shallow copy of the variables (the template lookup's deep copy of
+        every variable costs more than the rest of a host's evaluation), its template_* and
+        ansible_managed variables, the object as the loop item its task gives it, and its options.
+        """
         if item["expect"].pop("template", None) is None:
             return item
-        lookup = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=templar)
-        # The template action's variables, with the object as the loop item its task gives it.
+        source = obj["template_path"]
         template_vars = dict(variables, item=obj)
-        template_vars.pop("vars", None)  # the play's whole variable set again: costly to copy, read by no template
-        item["expect"]["content"] = to_text(lookup.run([obj["template_path"]], variables=template_vars)[0])
+        # Public until ansible-core 2.23, which asks collections to inline these variables instead.
+        generated = generate_ansible_template_vars(path=source, fullpath=source, dest_path=obj["path"])
+        if "ansible_managed" in variables:  # as the template action: a site's own ansible_managed wins
+            generated.pop("ansible_managed", None)
+        template_vars.update(generated)
+        templates = os.path.dirname(source)
+        renderer = templar.copy_with_new_env(searchpath=[templates, os.path.dirname(templates)],
+                                             available_variables=template_vars)
+        text = trust_as_template(self._loader.get_text_file_contents(source))
+        rendered = renderer.template(text, escape_backslashes=False, overrides=TEMPLATE_OPTIONS)
+        item["expect"]["content"] = to_text(rendered if rendered is not None else "")
         return item
 
 

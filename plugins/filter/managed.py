@@ -20,7 +20,7 @@ def managed_objects(objects, role):
         raise AnsibleFilterError(str(error)) from error
 
 
-def role_os_vars_files(facts, role):
+def role_os_vars_files(role, facts):
     try:
         return os_vars_files(role, facts)
     except ManagedStateError as error:

@@ -134,10 +134,10 @@ def test_requested_releases_must_be_served_by_the_mirror(requested, valid):
 def test_every_role_first_checks_its_own_variables_against_its_own_spec(role):
     # The check itself (names, lists given as strings, types) is tested with plugin_utils/role_variables.py.
     tasks = load_yaml(f"{role}/tasks/preflight.yml")
-    loads_os_data = bool(load_yaml(f"{role}/tasks/vars.yml"))
+    loads_os_data = (ROLES / role / "tasks" / "os_vars.yml").exists()
     if loads_os_data:
         # The OS data comes first: the checks after the validation read it (a provisioning play runs this file alone).
-        assert tasks[0] == {"name": "Load the OS data", "ansible.builtin.import_tasks": "vars.yml"}
+        assert tasks[0] == {"name": "Load the OS data", "ansible.builtin.import_tasks": "os_vars.yml"}
         tasks = tasks[1:]
     first = tasks[0]
     assert first["name"] == f"Fail on {role}_* variables that the argument specs do not declare or that do not fit them"
@@ -145,7 +145,7 @@ def test_every_role_first_checks_its_own_variables_against_its_own_spec(role):
     # One validation per role, and no other task imports the OS data again.
     validations = [task for task in tasks if "rocm_fleet.core.role_variables" in task]
     assert validations == [first]
-    assert not [task for task in tasks[1:] if task.get("ansible.builtin.import_tasks") == "vars.yml"]
+    assert not [task for task in tasks[1:] if task.get("ansible.builtin.import_tasks") == "os_vars.yml"]
     assert load_yaml(f"{role}/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
 
 

@@ -67,22 +67,29 @@ def test_the_compliance_role_imports_preflight_and_every_evaluated_role_as_a_pla
     imports = [task["ansible.builtin.import_role"] for task in load("compliance/tasks/role_vars.yml")]
     assert imports == [{"name": f"rocm_fleet.core.{role}", "tasks_from": "vars"}
                        for role in ["preflight"] + host_compliance.ROLES]
-    evaluate = next(task for task in load("compliance/tasks/main.yml") if "rocm_fleet.core.host_compliance" in task)
+    evaluate = next(task for task in load("compliance/tasks/evaluate.yml") if "rocm_fleet.core.host_compliance" in task)
     assert set(evaluate["rocm_fleet.core.host_compliance"]) <= set(host_compliance.ARGUMENT_SPEC)
+    assert load("compliance/vars/main.yml")["__compliance_roles"] == host_compliance.ROLES
     # The GPU class checks' inputs the action reads are gpu_expectations' own arguments.
     inputs = load("compliance/vars/main.yml")[host_compliance.GPU_INPUTS]
     assert set(inputs) == {"rocm_version", "numa_affinity", "amdgpu_from_amd", "rocm_from_amd", "expected_gpu_count"}
 
 
-def test_each_role_with_os_files_loads_them_by_its_own_name():
-    for role in host_compliance.ROLES:
-        [load_task] = load(f"{role}/tasks/vars.yml") or [None]
-        has_os_files = any(path.stem != "main" for path in (ROLES / role / "vars").glob("*.yml"))
+def test_each_role_loads_its_os_files_by_its_own_name_and_its_vars_entry_point_runs_nothing():
+    for role in ["preflight", *host_compliance.ROLES]:
+        assert load(f"{role}/tasks/vars.yml") == [], role  # the compliance role imports it for the variables alone
+        families = ("Debian", "RedHat", "Suse")
+        has_os_files = any((ROLES / role / "vars" / f"{family}.yml").exists() for family in families)
         if not has_os_files:
-            assert load_task is None, role
+            assert not (ROLES / role / "tasks" / "os_vars.yml").exists(), role
             continue
+        [load_task] = load(f"{role}/tasks/os_vars.yml")
         assert load_task["ansible.builtin.include_vars"] == "{{ item }}", role
-        assert load_task["loop"] == f"{{{{ ansible_facts | rocm_fleet.core.role_os_vars_files('{role}') }}}}", role
+        assert load_task["loop"] == f"{{{{ '{role}' | rocm_fleet.core.role_os_vars_files(ansible_facts) }}}}", role
+    # The compliance role loads every checked role's files with the same filter, in one task.
+    [load_all] = [task for task in load("compliance/tasks/evaluate.yml") if "ansible.builtin.include_vars" in task]
+    assert load_all["loop"] == (
+        "{{ __compliance_roles | map('rocm_fleet.core.role_os_vars_files', ansible_facts) | flatten }}")
 
 
 def test_the_argument_spec_is_the_documented_one():
