@@ -94,6 +94,7 @@ class ActionModule(ActionBase):
             return result
         if checked.get("failed"):
             result.update(checked)
+            result.pop("invocation", None)  # the items echoed back, file contents included: weight for nothing
             return result
         gpu_results = evaluate_gpu(state.gpu_expect, fresh.get("gpu") or {}) if state.gpu_expect else []
         results = checked["results"] + gpu_results

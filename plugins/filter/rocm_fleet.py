@@ -39,6 +39,9 @@ def rocm_release_packages(usecase_sets, release, usecases, extra=None):
     if not isinstance(usecase_sets, list):
         raise AnsibleFilterError("rocm_release_packages expects the list of use-case sets")
     try:
+        if isinstance(release, list):  # {release: names} for each release, as the packages role lists them
+            return dict((str(one), rocm_decisions.release_packages(usecase_sets, one, usecases, extra))
+                        for one in release)
         return rocm_decisions.release_packages(usecase_sets, release, usecases, extra)
     except (ValueError, TypeError, KeyError) as error:
         raise AnsibleFilterError("rocm_release_packages: %s" % error) from error

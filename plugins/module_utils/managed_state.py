@@ -62,6 +62,15 @@ def normalize(objects, role):
 
 
 def _expanded(raw):
+    # {kind: package, releases: {6.4.1: [names]}}: one object per release.
+    if raw["kind"] == "package" and isinstance(raw.get("releases"), dict):
+        base = dict((key, value) for key, value in raw.items() if key != "releases")
+        return [dict(base, release="ROCm %s" % release, names=names) for release, names in raw["releases"].items()]
+    # {kind: file, directory: /etc/x, name: [a, b]}: one file per name in the directory.
+    if raw["kind"] == "file" and raw.get("directory") and raw.get("name") is not None:
+        base = dict((key, value) for key, value in raw.items() if key != "directory")
+        names = raw["name"] if isinstance(raw["name"], list) else [raw["name"]]
+        return [dict(base, name=name, path="%s/%s" % (raw["directory"].rstrip("/"), name)) for name in names]
     if raw["kind"] == "sysctl" and isinstance(raw.get("values"), dict):
         base = dict((key, value) for key, value in raw.items() if key != "values")
         return [dict(base, name=name, value=str(value)) for name, value in sorted(raw["values"].items())]

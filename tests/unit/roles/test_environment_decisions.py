@@ -114,7 +114,7 @@ def test_a_modulefile_object_per_listed_release_in_the_family_directory(family, 
         ("file", f"environment: {directory}/6.3.3"),
         ("file", f"environment: {directory}/6.4.1"),
     ]
-    assert [obj.get("release") for obj in modulefiles[1:]] == ["6.3.3", "6.4.1"]
+    assert [obj.get("name") for obj in modulefiles[1:]] == ["6.3.3", "6.4.1"]
     assert all(obj["template"] == "modulefile.j2" and obj["mode"] == "0644" for obj in modulefiles[1:])
     assert not [obj for obj in environment_objects(family, environment_rocm_versions=["6.3.3"])
                 if obj["id"] == "ROCM-ENV-004"]
@@ -122,7 +122,7 @@ def test_a_modulefile_object_per_listed_release_in_the_family_directory(family, 
 
 def test_modulefile_starts_with_the_magic_cookie():
     [obj] = [obj for obj in environment_objects(environment_modulefiles=True, environment_rocm_versions=["6.3.3"])
-             if obj["kind"] == "file" and obj.get("release")]
+             if obj["kind"] == "file" and obj["id"] == "ROCM-ENV-004"]
     # The common role's template task gives the object as its loop item.
     text = render_template("environment/templates/modulefile.j2", item=obj)
     assert text.startswith("#%Module")

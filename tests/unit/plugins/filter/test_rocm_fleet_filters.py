@@ -190,3 +190,9 @@ def test_release_packages_add_the_extra_names_once_and_unchanged():
 def test_release_packages_name_the_bad_input(release, usecases, message):
     with pytest.raises(AnsibleFilterError, match=message.replace("(", r"\(").replace(")", r"\)")):
         FILTERS["rocm_release_packages"](USECASE_SETS, release, usecases)
+
+
+def test_release_packages_of_several_releases_map_each_release_to_its_names():
+    names = FILTERS["rocm_release_packages"](USECASE_SETS, ["6.3.3", "6.4.1"], ["base"], ["htop"])
+    assert names == {release: FILTERS["rocm_release_packages"](USECASE_SETS, release, ["base"], ["htop"])
+                     for release in ("6.3.3", "6.4.1")}

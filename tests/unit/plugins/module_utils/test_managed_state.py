@@ -73,3 +73,15 @@ def test_a_template_file_item_names_its_template_for_the_caller_to_render():
     [obj] = normalize([{"kind": "file", "id": "X", "path": "/a", "template": "a.j2", "mode": "0600"}], "access")
     [item] = compliance_items([obj])
     assert item["expect"] == {"path": "/a", "owner": "root", "group": "root", "mode": "0600", "template": "a.j2"}
+
+
+def test_a_package_object_per_release_and_a_file_per_name_in_a_directory():
+    objects = normalize([
+        {"kind": "package", "id": "P", "releases": {"6.3.3": ["a6.3.3"], "6.4.1": ["a6.4.1", "b6.4.1"]}},
+        {"kind": "file", "id": "M", "directory": "/etc/modules/rocm/", "name": ["6.3.3", "6.4.1"], "template": "m.j2"},
+    ], "r")
+    assert [(obj["label"], obj.get("names"), obj.get("path")) for obj in objects] == [
+        ("r: ROCm 6.3.3", ["a6.3.3"], None), ("r: ROCm 6.4.1", ["a6.4.1", "b6.4.1"], None),
+        ("r: /etc/modules/rocm/6.3.3", None, "/etc/modules/rocm/6.3.3"),
+        ("r: /etc/modules/rocm/6.4.1", None, "/etc/modules/rocm/6.4.1")]
+    assert [obj["name"] for obj in objects[2:]] == ["6.3.3", "6.4.1"] and "directory" not in objects[2]
