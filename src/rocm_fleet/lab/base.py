@@ -1,26 +1,19 @@
-"""The shared Debian 12 base image of every lab host, built once and cached.
+"""The Debian base images of the lab hosts, one per Debian release, built once and cached.
 
-The base is a debootstrap minbase plus what a cloud image brings (sshd, python3,
-sudo, a login user with passwordless sudo). It is built into a temporary
-directory and renamed into the cache only when complete, so an interrupted build
-never leaves a half image behind. The stamp is a hash of the recipe below: any
-change to it builds a new base next to the old one.
+A base is a debootstrap minbase plus what a cloud image brings (sshd, python3,
+sudo, a login user with passwordless sudo). The lab runs Debian 12 and Debian 13
+hosts side by side, as a site migrating its fleet does.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from rocm_fleet.lab import paths
-from rocm_fleet.lab.mounts import unmount_all_under
+from rocm_fleet.lab import debroot
 
-SUITE = "bookworm"
+SUITE = "bookworm"  # the default release of a lab host
+SUITES = {"12": "bookworm", "13": "trixie"}
 LOGIN_USER = "fleet"
 PACKAGES = (
     "openssh-server",
@@ -52,80 +45,20 @@ CUSTOMIZE = (
 )
 
 
-def recipe_hash() -> str:
-    recipe = {"suite": SUITE, "variant": "minbase", "packages": PACKAGES, "customize": CUSTOMIZE}
-    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+def recipe(suite: str = SUITE) -> debroot.Recipe:
+    # Named by the suite alone, so a cached Debian 12 base of earlier versions is reused.
+    return debroot.Recipe(name=suite, suite=suite, packages=PACKAGES, customize=CUSTOMIZE)
 
 
-def base_path() -> Path:
-    return paths.cache_dir() / "base" / f"{SUITE}-{recipe_hash()}"
+def base_path(suite: str = SUITE) -> Path:
+    return recipe(suite).path()
 
 
-def debian_mirror() -> str | None:
-    """The Debian archive this machine's own apt uses, so the lab needs no extra configuration.
-
-    None lets debootstrap use its built-in default.
-    """
-    sources = sorted(Path("/etc/apt/sources.list.d").glob("*.sources"))
-    for source in sources:
-        stanza_uris: list[str] = []
-        for line in source.read_text().splitlines() + [""]:
-            if line.startswith("URIs:"):
-                stanza_uris = line.split(":", 1)[1].split()
-            elif line.startswith("Suites:") and SUITE in line.split():
-                for uri in stanza_uris:
-                    if "security" not in uri:
-                        return uri
-    legacy = Path("/etc/apt/sources.list")
-    if legacy.exists():
-        for line in legacy.read_text().splitlines():
-            fields = line.split()
-            if len(fields) >= 3 and fields[0] == "deb" and fields[2] == SUITE:
-                return fields[1]
-    return None
-
-
-def ensure_base(log=print) -> Path:
-    """Return the cached base for the current recipe, building it first if needed."""
-    target = base_path()
-    if (target / ".rocm-fleet-base").exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    debs = paths.cache_dir() / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
-    building = target.parent / f".build-{target.name}-{time.time_ns()}"
-    log(f"lab: building the Debian {SUITE} base image in {target} (first use; cached afterwards)")
-    started = time.monotonic()
-    try:
-        command = [
-            "debootstrap",
-            "--variant=minbase",
-            f"--include={','.join(PACKAGES)}",
-            f"--cache-dir={debs}",
-            SUITE,
-            str(building),
-        ]
-        mirror = debian_mirror()
-        if mirror:
-            command.append(mirror)
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            tail = (result.stdout + result.stderr)[-3000:]
-            raise RuntimeError(f"debootstrap failed ({result.returncode}):\n{tail}")
-        for step in CUSTOMIZE:
-            subprocess.run(["chroot", str(building), "/bin/sh", "-ec", step], check=True, capture_output=True)
-        (building / ".rocm-fleet-base").write_text(json.dumps({"recipe": recipe_hash(), "built": time.time()}))
-        building.rename(target)
-    finally:
-        if building.exists():
-            # debootstrap mounts /proc and /sys in the new root; never delete through a mount.
-            if unmount_all_under(building):
-                raise RuntimeError(f"cannot unmount everything under {building}; remove it by hand")
-            shutil.rmtree(building, ignore_errors=True)
-    log(f"lab: base image built in {time.monotonic() - started:.0f} s")
-    return target
+def ensure_base(suite: str = SUITE, log=print) -> Path:
+    """Return the cached base of ``suite``, building it first if needed."""
+    return debroot.ensure_root(recipe(suite), log=log)
 
 
 if __name__ == "__main__":
-    print(ensure_base())
+    print(ensure_base(sys.argv[1] if len(sys.argv) > 1 else SUITE))
     sys.exit(0)
