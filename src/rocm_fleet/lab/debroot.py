@@ -9,6 +9,7 @@ carries a hash of the recipe: any change to it builds a new root next to the old
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
@@ -78,12 +79,26 @@ def _archive_and_script(suite: str) -> list[str]:
 
 
 def ensure_root(recipe: Recipe, log=print) -> Path:
-    """Return the cached root of ``recipe``, building it first if needed."""
+    """Return the cached root of ``recipe``, building it first if needed.
+
+    Builders of one recipe take turns (a lock file beside the root), so a test
+    session that starts every build early in the background and the test that
+    needs a root wait for one build, not two.
+    """
     target = recipe.path()
     if (target / STAMP).exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    debs = paths.cache_dir() / "debs" / recipe.suite
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / STAMP).exists():
+            return target
+        return _build(recipe, target, log)
+
+
+def _build(recipe: Recipe, target: Path, log) -> Path:
+    # One download cache per recipe: debootstrap does not guard a cache shared by concurrent builds.
+    debs = paths.cache_dir() / "debs" / recipe.name
     debs.mkdir(parents=True, exist_ok=True)
     building = target.parent / f".build-{target.name}-{time.time_ns()}"
     log(f"lab: building the Debian {recipe.suite} root {recipe.name} in {target} (first use; cached afterwards)")
