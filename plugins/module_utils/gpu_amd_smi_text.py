@@ -1,9 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""amd-smi text output (list, topology, default summary) -> SourceReport.
+"""amd-smi text output (list, static, default summary) -> SourceReport.
 
-Device indices are amd-smi's GPU numbers, which need not match HIP/rocm-smi order.
+'list' and 'static' print the JSON dict of each device as 'GPU: n' blocks of upper-case,
+indented 'KEY: value' lines (ROCm/rocm-systems projects/amdsmi/amdsmi_cli/amdsmi_logger.py
+@d11f630e, _convert_json_to_human_readable), so both are read back into that dict and
+share the field reading of the JSON parsers. Device indices are amd-smi's GPU numbers,
+which need not match HIP/rocm-smi order.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,24 +24,28 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     normalize_pci_bus,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
-    add_warning,
     first_line,
-    link_type_name,
+    normalize_gfx_target,
+    plain_value,
     product_name,
-    square_matrix,
+    strict_hex_id,
     tool_int,
+    useful_text,
 )
 
 TOOL = "amd-smi"
 
 _BLOCK = re.compile(r"^([A-Z][A-Z_ ]*):\s*(\d+)$")
-_FIELD = re.compile(r"^([A-Z][A-Z_]*):\s*(.*)$")
-_TABLE_TITLE = re.compile(r"^([A-Z][A-Z -]*) TABLE:?$")
 _ERROR = re.compile(r"^ERROR[:\s]")
-_BANNER = re.compile(r"AMD-SMI\s+(\S+)(?:.*?amdgpu version:\s*(\S+))?(?:.*?ROCm version:\s*(\S+))?")
-_SUMMARY_FIRST = re.compile(r"^\|\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(.*?)\s*\|")
+_VERSION_LINE = re.compile(r"AMDSMI Tool:\s*(\S+).*?ROCm version:\s*(\S+)", re.I)
+_BANNER_TOOL = re.compile(r"AMD-SMI\s+(\S+)")
+_BANNER_DRIVER = re.compile(r"amdgpu version:\s*(\S+)", re.I)
+_BANNER_ROCM = re.compile(r"ROCm version:\s*(\S+)", re.I)
+_BDF_OR_NA = r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|N/A)"
+_SUMMARY_FIRST = re.compile(r"^\|\s*" + _BDF_OR_NA + r"\s+(.*?)\s*\|")
 _SUMMARY_SECOND = re.compile(r"^\|\s*(\d+)\s+(\d+|N/A)\s+(\d+|N/A)\s+(\S+)\s*\|")
-_TABLE_KINDS = {"WEIGHT": "weight", "HOPS": "hops", "LINK TYPE": "link_type"}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?i?B)?\s*$", re.I)
+_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 
 
 def raise_on_error_lines(text):
@@ -47,80 +55,98 @@ def raise_on_error_lines(text):
         raise GpuParseError("amd-smi reported an error", lines[0])
 
 
-def parse_amd_smi_list_text(text):
-    """'amd-smi list': 'GPU: n' blocks of 'KEY: value'; other blocks (AI_NIC) are not GPUs."""
-    raise_on_error_lines(text)
-    report = new_report()
-    block = None
+def read_blocks(text):
+    """[(kind, index, {key: value or {...}})] for each 'GPU: n' / 'AI_NIC: n' block, keys lower-case.
+
+    Nesting follows the 4-space indentation; a block cut short (a poster's '...') keeps
+    what it has.
+    """
+    blocks = []
+    stack = None
     for line in clean_lines(text):
         stripped = line.strip()
         header = _BLOCK.match(stripped) if line[:1] != " " else None
         if header:
-            block = None
-            if header.group(1) == "GPU":
-                block = new_device(index=int(header.group(2)))
-                report["devices"].append(block)
+            fields = {}
+            blocks.append((header.group(1).strip(), int(header.group(2)), fields))
+            stack = [fields]
             continue
-        field = _FIELD.match(stripped)
-        if block is None or not field:
+        key, colon, value = stripped.partition(":")
+        if stack is None or line[:1] != " " or not colon or not key or key.startswith("-"):
+            if line[:1] != " ":
+                stack = None  # a snip marker or other text ends the block
             continue
-        key, value = field.groups()
-        if key == "BDF":
-            block["pci_bus"] = normalize_pci_bus(value)
-        elif key == "NODE_ID":
-            block["kfd_node"] = tool_int(value)
-    if not report["devices"] and not any(_BLOCK.match(line.strip()) for line in clean_lines(text)):
+        depth = max(1, (len(line) - len(line.lstrip(" "))) // 4)
+        del stack[depth:]
+        parent = stack[-1]
+        if value.strip():
+            parent[key.strip().lower()] = value.strip()
+        else:
+            parent[key.strip().lower()] = child = {}
+            stack.append(child)
+    return blocks
+
+
+def parse_amd_smi_list_text(text):
+    """'amd-smi list': 'GPU: n' blocks of 'KEY: value'; other blocks (AI_NIC) are not GPUs."""
+    raise_on_error_lines(text)
+    report = new_report()
+    blocks = read_blocks(text)
+    for kind, index, fields in blocks:
+        if kind == "GPU":
+            report["devices"].append(
+                new_device(
+                    index=index, pci_bus=normalize_pci_bus(fields.get("bdf")), kfd_node=tool_int(fields.get("node_id"))
+                )
+            )
+    _read_version_line(report, text)
+    if not blocks:
         raise GpuParseError("not 'amd-smi list' output", first_line(text) or "<empty output>")
     return report
 
 
-def parse_amd_smi_topology_text(text):
-    """'amd-smi topology': BDF-keyed tables, with or without blank lines between them."""
+def parse_amd_smi_static_text(text):
+    """'amd-smi static [--asic --bus --vram --driver]': the same fields as the JSON output."""
     raise_on_error_lines(text)
-    tables = {}
-    order = None
-    kind = None
-    columns = None
-    for line in clean_lines(text):
-        stripped = line.strip()
-        title = _TABLE_TITLE.match(stripped)
-        if title:
-            kind, columns = _TABLE_KINDS.get(title.group(1).strip()), None
-            continue
-        tokens = stripped.split()
-        if not tokens:
-            continue
-        if columns is None and all(normalize_pci_bus(token) for token in tokens):
-            columns = [normalize_pci_bus(token) for token in tokens]
-            order = order or columns
-            continue
-        row_bus = normalize_pci_bus(tokens[0])
-        if kind and columns and row_bus:
-            for target, value in zip(columns, tokens[1:]):  # noqa: B905 - rows may be cut short
-                tables.setdefault(kind, {})[(row_bus, target)] = value
-    if order is None:
-        raise GpuParseError("not 'amd-smi topology' output", first_line(text) or "<empty output>")
     report = new_report()
-    report["devices"] = [new_device(index=n, pci_bus=bus) for n, bus in enumerate(order)]
-    position = dict((bus, n) for n, bus in enumerate(order))
-    pairs = {}
-    for kind, values in tables.items():
-        known = ((a, b, v) for (a, b), v in values.items() if a in position and b in position)
-        pairs[kind] = dict(((position[a], position[b]), v) for a, b, v in known)
-    report["topology"] = topology_from_pairs(len(order), pairs, report)
+    blocks = [(index, fields) for kind, index, fields in read_blocks(text) if kind == "GPU"]
+    if not blocks:
+        raise GpuParseError("not 'amd-smi static' output", first_line(text) or "<empty output>")
+    for index, fields in blocks:
+        fields["gpu"] = index
+        read_static_entry(report, fields)
     return report
 
 
+def read_static_entry(report, entry):
+    """Add the device of one static entry (JSON object or text block, lower-case keys) to ``report``."""
+    asic, bus, vram, driver = (_section(entry, name) for name in ("asic", "bus", "vram", "driver"))
+    report["devices"].append(
+        new_device(
+            index=tool_int(entry.get("gpu")),
+            pci_bus=normalize_pci_bus(plain_value(bus.get("bdf"))),
+            device_id=strict_hex_id(asic.get("device_id")),
+            subsystem_device_id=strict_hex_id(asic.get("subsystem_id")),
+            product=product_name(asic.get("market_name")),
+            gfx_target=normalize_gfx_target(plain_value(asic.get("target_graphics_version"))),
+            vram_bytes=size_bytes(vram.get("size")),
+        )
+    )
+    # An in-tree driver reports the kernel banner ('Linuxversion6.19.11...'): kept as printed.
+    report["driver_version"] = report["driver_version"] or useful_text(driver.get("version"))
+
+
 def parse_amd_smi_summary(text):
-    """Default 'amd-smi' table (26.x+): BDF and product per amd-smi GPU index, tool/driver/ROCm versions."""
+    """Default 'amd-smi' table (26.x+): BDF and product per amd-smi GPU index, tool/driver/ROCm versions.
+
+    The versions sit on one banner line (26.0) or one line each (later releases).
+    """
     raise_on_error_lines(text)
     report = new_report()
     pending = None
     for line in clean_lines(text):
         stripped = line.strip()
-        banner = _BANNER.search(stripped)
-        if banner and report["tool_version"] is None:
-            report["tool_version"], report["driver_version"], report["rocm_version"] = banner.groups()
+        if _read_banner(report, stripped):
             continue
         first = _SUMMARY_FIRST.match(stripped)
         if first:
@@ -135,40 +161,41 @@ def parse_amd_smi_summary(text):
     return report
 
 
-def topology_from_pairs(size, pairs, report):
-    """TopologyReport from {kind: {(i, j): raw value}} in amd-smi index order.
-
-    A weight or hop count of 0 between two different GPUs is physically impossible (KFD gives
-    XGMI links weight 15 and PCIe paths more); amd-smi 26.x prints all zeros on MI355X when it
-    does not know, so off-diagonal zeros are reported as unknown (None), not as zero.
-    """
-    converted = {}
-    unknown_zeros = False
-    for kind, values in pairs.items():
-        converted[kind] = {}
-        for (row, column), value in values.items():
-            if row == column:
-                continue
-            if kind == "link_type":
-                converted[kind][(row, column)] = link_type_name(value)
-                continue
-            number = tool_int(value)
-            if number == 0:
-                unknown_zeros, number = True, None
-            converted[kind][(row, column)] = number
-    if unknown_zeros:
-        add_warning(report, "%s: zero weight/hops between different GPUs read as unknown" % TOOL)
-    if not any(v is not None for values in converted.values() for v in values.values()):
+def size_bytes(value):
+    """{'value': 196592, 'unit': 'MB'} or '196592 MB' -> bytes (amd-smi's MB are MiB)."""
+    if isinstance(value, dict):
+        value = "%s %s" % (value.get("value"), value.get("unit") or "B")
+    match = _SIZE.match(str(value or ""))
+    if not match:
         return None
-    return {
-        "link_type": _known_matrix(size, converted.get("link_type"), "SELF"),
-        "hops": _known_matrix(size, converted.get("hops"), 0),
-        "weight": _known_matrix(size, converted.get("weight"), 0),
-        "numa_affinity": None,
-    }
+    unit = (match.group(2) or "B").upper().replace("I", "")
+    return int(float(match.group(1)) * _UNITS.get(unit, 0)) or None
 
 
-def _known_matrix(size, pairs, diagonal):
-    if not pairs or all(value is None for value in pairs.values()):
-        return None
-    return square_matrix(size, pairs, diagonal)
+def _read_banner(report, stripped):
+    if not stripped.startswith("|") or _SUMMARY_FIRST.match(stripped):
+        return False
+    found = False
+    for key, pattern in (
+        ("tool_version", _BANNER_TOOL),
+        ("driver_version", _BANNER_DRIVER),
+        ("rocm_version", _BANNER_ROCM),
+    ):
+        match = pattern.search(stripped)
+        if match and report[key] is None:
+            report[key] = useful_text(match.group(1))
+            found = True
+    return found
+
+
+def _read_version_line(report, text):
+    """'AMDSMI Tool: 24.5.1+c5106a9 | AMDSMI Library version: ... | ROCm version: 6.1.2' ('amd-smi version')."""
+    match = _VERSION_LINE.search(text or "")
+    if match:
+        report["tool_version"] = useful_text(match.group(1))
+        report["rocm_version"] = useful_text(match.group(2))
+
+
+def _section(entry, name):
+    value = entry.get(name)
+    return value if isinstance(value, dict) else {}

@@ -20,6 +20,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     TOPOLOGY_KEYS,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_pci_ids import gfx_target_for, product_for
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import DOMAINLESS_BDF, domainless_bdf
 
 # Which source is trusted first for each device field.
 FIELD_PRIORITY = {
@@ -109,7 +110,7 @@ def _merge_devices(usable, conflicts):
 
 
 def _describe(device):
-    keys = ("index", "pci_bus", "kfd_node", "device_id")
+    keys = ("index", "pci_bus", DOMAINLESS_BDF, "kfd_node", "device_id")
     return ", ".join("%s %s" % (key, device[key]) for key in keys if device.get(key) is not None) or "no identifiers"
 
 
@@ -118,18 +119,21 @@ def _ordered(devices):
 
 
 def _find_group(groups, device, source):
-    """The group this source's device belongs to: same BDF, else same KFD node, else same index."""
+    """The group this source's device belongs to: same BDF, else same KFD node, else same index.
+
+    A BDF without its PCI domain (rocminfo) matches by bus:device.function where that names
+    one group; the KFD node decides between GPUs that differ only by domain (MI300A).
+    """
     free = [group for group in groups if source not in group]
     bus, node = device.get("pci_bus"), device.get("kfd_node")
     if bus:
-        for group in free:
-            members = group.values()
-            # Partitioned GPUs (MI300A TPX) share one BDF: the KFD node tells them apart.
-            if any(m.get("pci_bus") == bus for m in members) and all(
-                node is None or m.get("kfd_node") in (None, node) for m in members
-            ):
-                return group
-        return None
+        return next((group for group in free if _same_address(group, bus, node, lambda m: m.get("pci_bus"))), None)
+    bdf = device.get(DOMAINLESS_BDF)
+    if bdf:
+        matches = [group for group in free if _same_address(group, bdf, node, _member_bdf)]
+        same_node = [group for group in matches if any(m.get("kfd_node") == node for m in group.values())]
+        if len(same_node) == 1 or len(matches) == 1:
+            return (same_node or matches)[0]
     if node is not None:
         return next((group for group in free if any(m.get("kfd_node") == node for m in group.values())), None)
     # No identifier (old rocm-smi text): the tools number GPUs the same way.
@@ -137,6 +141,18 @@ def _find_group(groups, device, source):
     if index is not None and index < len(groups) and source not in groups[index]:
         return groups[index]
     return None
+
+
+def _same_address(group, address, node, address_of):
+    # Partitioned GPUs (MI300A TPX) share one BDF: the KFD node tells them apart.
+    members = group.values()
+    return any(address_of(m) == address for m in members) and all(
+        node is None or m.get("kfd_node") in (None, node) for m in members
+    )
+
+
+def _member_bdf(member):
+    return member.get(DOMAINLESS_BDF) or domainless_bdf(member.get("pci_bus"))
 
 
 def _merge_group(index, group, conflicts):
@@ -182,9 +198,7 @@ def _merge_topology(usable, count, conflicts):
             chosen_from = name
             continue
         if topology.get("link_type") and topology["link_type"] != chosen["link_type"]:
-            conflicts.append(
-                "link types differ between %s and %s" % (SOURCE_LABELS[chosen_from], SOURCE_LABELS[name])
-            )
+            conflicts.append("link types differ between %s and %s" % (SOURCE_LABELS[chosen_from], SOURCE_LABELS[name]))
         for key in TOPOLOGY_KEYS:
             if chosen.get(key) is None and topology.get(key) is not None:
                 chosen[key] = topology[key]

@@ -64,7 +64,11 @@ TOPOLOGY_KEYS = ("link_type", "hops", "weight", "numa_affinity")
 
 # NBSP, tabs and other odd blanks appear in pasted or re-indented output.
 _BLANKS = re.compile(u"[\u00a0\u2000-\u200b\u202f\u205f\u3000\t]")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Terminal control sequences: 7-bit CSI (ESC [ ... m), 8-bit CSI (0x9b ... m), charset
+# designations such as ESC ( B (what `tput sgr0` prints before ESC [ m) and OSC strings.
+_ANSI = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b[()*+][0-9A-Za-z]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)"
+)
 _PCI_BUS = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 
 
@@ -103,12 +107,17 @@ def new_device(**values):
     return device
 
 
+def strip_ansi(text):
+    """``text`` without terminal colour and charset control sequences."""
+    return _ANSI.sub("", text or "")
+
+
 def clean_lines(text):
     """Split tool output into lines with ANSI colour removed and odd blanks made spaces.
 
     Trailing blanks are stripped; a parser must not rely on padding.
     """
-    text = _ANSI.sub("", text or "")
+    text = strip_ansi(text)
     return [_BLANKS.sub(" ", line).rstrip() for line in text.splitlines()]
 
 

@@ -21,6 +21,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text 
     build_topology,
     parse_rocm_smi_text,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_json import json_documents
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     STATE_OK,
     add_warning,
@@ -30,7 +31,6 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     is_unsupported_option,
     link_type_name,
     merge_into,
-    parse_json_document,
     tool_int,
     useful_text,
 )
@@ -51,8 +51,9 @@ _PAIR_KINDS = {"weight": "weight", "hops": "hops", "link type": "link_type"}
 
 
 def parse_rocm_smi_json(text):
-    """Parse rocm-smi --json output (warning lines before the document are skipped)."""
-    document = parse_json_document(text)
+    """Parse rocm-smi --json output; ERROR:/WARNING: lines before or after the document become warnings."""
+    documents, notes = json_documents(text)
+    document = documents[0]
     if not isinstance(document, dict):
         raise GpuParseError("rocm-smi JSON is not an object", first_line(text))
     cards = sorted((int(m.group(1)), value) for m, value in ((_CARD_KEY.match(k), v) for k, v in document.items()) if m)
@@ -60,6 +61,10 @@ def parse_rocm_smi_json(text):
     if not cards and not system:
         raise GpuParseError("rocm-smi JSON has no card or system keys", first_line(text))
     report = new_report()
+    for note in notes:
+        add_warning(report, "%s: %s" % (TOOL, " ".join(note.split())))
+    if len(documents) > 1:
+        add_warning(report, "%s: %d more JSON documents after the first ignored" % (TOOL, len(documents) - 1))
     report["driver_version"] = useful_text(system.get("Driver version"))
     numa_affinity = {}
     for index, fields in cards:

@@ -45,7 +45,9 @@ _CUT_BANNER = re.compile(r"^={5,}[^=]*[^=\s][^=]*$")
 _KEY_VALUE = re.compile(r"^GPU\s*\[?\s*(\d+)\s*\]?\s*:\s*(.*)$")
 _MATRIX_ROW = re.compile(r"^GPU(\d+)\s+(.*)$")
 _OLD_CONCISE_ROW = re.compile(r"^(\d+)\s+\[\s*(0x[0-9a-fA-F]+)\s*:\s*(0x[0-9a-fA-F]+)\s*\]")
-_NEW_CONCISE_ROW = re.compile(r"^(\d+)\s+(\d+)\s+(0x[0-9a-fA-F]+),\s*(\d+)\s")
+# Device, Node, DID and GUID; a partition a container sees but cannot meter prints N/A for
+# them (ROCm/amdsmi#100), and the row is still a device.
+_NEW_CONCISE_ROW = re.compile(r"^(\d+)\s+(\d+|N/A)\s+(0x[0-9a-fA-F]+|N/A),\s*(\d+|N/A)\s", re.I)
 _INDEX_ROW = re.compile(r"^(\d+)\s+\S")
 _END_MARKERS = (
     re.compile(r"^Traceback \(most recent call last\)"),
@@ -221,7 +223,7 @@ def _read_table_row(state, line, stripped):
         if match:
             index = int(match.group(1))
             device = state.rows.setdefault(index, new_device(index=index))
-            device["kfd_node"] = int(match.group(2))
+            device["kfd_node"] = tool_int(match.group(2))
             device["device_id"] = strict_hex_id(match.group(3))
     elif state.concise == "hw":
         _read_hw_row(state, stripped)

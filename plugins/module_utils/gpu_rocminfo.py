@@ -24,8 +24,10 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     pci_bus_from_bdfid,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
+    DOMAINLESS_BDF,
     STATE_OK,
     add_warning,
+    domainless_bdf,
     failed,
     first_line,
     guarded,
@@ -43,16 +45,23 @@ _AGENT_TITLE = re.compile(r"^Agent (\d+)$")
 _FIELD = re.compile(r"^([A-Za-z][^:]*?):\s*(.*)$")
 _NUMBER = re.compile(r"^(\d+)")
 _ISA_TARGET = re.compile(r"--(gfx[0-9a-f]+)")
-_KFD_DENIED = re.compile(r"Unable to open /dev/kfd", re.I)
+_KFD_OPEN = re.compile(r"Unable to open /dev/kfd(?: read-write)?:?\s*(.*)$", re.I)
 # Name the cause and the fix: /dev/kfd belongs to group render (video on older distributions).
 KFD_DENIED_MESSAGE = (
     "cannot open /dev/kfd (permission denied): the user running rocminfo must be in the 'render' "
     "group (and 'video' on older distributions), or the container must be given /dev/kfd and /dev/dri"
 )
+KFD_MISSING_MESSAGE = (
+    "cannot open /dev/kfd (no such file): the amdgpu driver is not loaded, or the container "
+    "was not given /dev/kfd and /dev/dri"
+)
 _FATAL = (
     re.compile(r"HSA_STATUS_ERROR|hsa api call failure|Failed to get", re.I),
     re.compile(r"^Traceback|Segmentation fault|Aborted", re.I),
 )
+# Printed under sudo and in containers when the login name is unknown; the agents follow
+# as usual (ROCm/ROCm#928, comment 4), so it is a warning, not a failure.
+_NOT_FATAL = (re.compile(r"^Failed to get user name to check for video group membership", re.I),)
 
 
 def parse_rocminfo(text):
@@ -72,8 +81,11 @@ def parse_rocminfo(text):
             recognized = True
             report["driver_version"] = loaded.group(1)
             continue
-        if _KFD_DENIED.search(line):
-            raise GpuParseError(KFD_DENIED_MESSAGE, line)
+        if _KFD_OPEN.search(line):
+            raise GpuParseError(_kfd_open_problem(_KFD_OPEN.search(line).group(1)), line)
+        if any(pattern.search(line) for pattern in _NOT_FATAL):
+            add_warning(report, "%s: %s" % (TOOL, line))
+            continue
         if any(pattern.search(line) for pattern in _FATAL):
             raise GpuParseError("rocminfo reported an error", line)
         title = _AGENT_TITLE.match(line)
@@ -111,7 +123,7 @@ def _collect(run):
     rc, stdout, stderr = run(list(ROCMINFO_ARGS))
     report = new_report()
     try:
-        report = parse_rocminfo(stdout + "\n" + stderr if _KFD_DENIED.search(stderr or "") else stdout)
+        report = parse_rocminfo(stdout + "\n" + stderr if _KFD_OPEN.search(stderr or "") else stdout)
     except GpuParseError as error:
         return failed(report, TOOL, str(error), error.line)
     if rc != 0:
@@ -119,6 +131,17 @@ def _collect(run):
             return failed(report, TOOL, "exit status %d and no GPU agents" % rc, first_line(stderr, stdout))
         add_warning(report, "%s: exit status %d; the agents listed before the error are kept" % (TOOL, rc))
     return STATE_OK, report
+
+
+def _kfd_open_problem(reason):
+    lowered = reason.lower()
+    if "permission" in lowered:
+        return KFD_DENIED_MESSAGE
+    if "no such file" in lowered:
+        return KFD_MISSING_MESSAGE
+    return "cannot open /dev/kfd (%s): check that amdgpu is loaded and matches this ROCm release" % (
+        reason.strip() or "no reason given"
+    )
 
 
 def _read_system_field(report, key, value):
@@ -170,15 +193,17 @@ def _gpu_device(agent, index):
                 break
     chip = _NUMBER.match(fields.get("Chip ID") or "")
     bdfid = tool_int(fields.get("BDFID"))
-    return new_device(
+    device = new_device(
         index=index,
-        pci_bus=pci_bus_from_bdfid(bdfid) if bdfid else None,
         device_id=normalize_hex_id(int(chip.group(1))) if chip and int(chip.group(1)) else None,
         product=product_name(fields.get("Marketing Name")),
         gfx_target=gfx,
         vram_bytes=_device_local_bytes(agent["pools"]),
         kfd_node=tool_int(fields.get("Node")),
     )
+    # BDFID has no PCI domain: keep bus:device.function only, never as domain 0000.
+    device[DOMAINLESS_BDF] = domainless_bdf(pci_bus_from_bdfid(bdfid)) if bdfid else None
+    return device
 
 
 def _device_local_bytes(pools):

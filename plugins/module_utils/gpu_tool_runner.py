@@ -13,11 +13,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import signal
 import subprocess
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import ToolTimeout
 
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
 TOOL_ENV = {"LC_ALL": "C", "LANG": "C", "PYTHONWARNINGS": "ignore", "NO_COLOR": "1", "TERM": "dumb"}
 
 
@@ -57,4 +59,9 @@ def _kill_group(process):
 
 
 def _text(data):
-    return data.decode("utf-8", errors="replace") if data else ""
+    """UTF-8 text; an 8-bit CSI byte (0x9b) a C tool writes raw stays 0x9b, so that the
+    parsers strip its colour sequence instead of meeting U+FFFD and the sequence's tail."""
+    if not data:
+        return ""
+    text = data.decode("utf-8", errors="surrogateescape").replace("\udc9b", "\x9b")
+    return _UNDECODABLE.sub("\ufffd", text)

@@ -13,12 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     DEVICE_KEYS,
-    GpuParseError,
     ToolTimeout,
     clean_lines,
     new_report,
@@ -27,6 +25,12 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
 STATE_OK = "ok"
 STATE_FAILED = "failed"
 MAX_WARNINGS = 20
+
+# A device's bus:device.function where the source does not say the PCI domain: rocminfo's
+# BDFID is KFD's 16-bit location_id (ROCm/rocminfo rocminfo.cc@026828a8: agent_info_t.bdf_id
+# is a uint16_t), so MI300A APUs in domains 0-3 all read 01:00.0. The merge matches it
+# against the domain-qualified addresses of the other sources; it is never reported.
+DOMAINLESS_BDF = "pci_bdf"
 
 _HEX_ID = re.compile(r"^(?:0x)?([0-9a-fA-F]{1,4})$")
 _GFX = re.compile(r"^gfx([0-9]+)([0-9a-fA-F]?)$")
@@ -77,20 +81,6 @@ def is_unsupported_option(rc, stdout, stderr):
     return rc != 0 and bool(_UNSUPPORTED_OPTION.search((stderr or "") + "\n" + (stdout or "")))
 
 
-def parse_json_document(text):
-    """Parse the JSON document in ``text``, skipping warning lines some tools print before it."""
-    lines = (text or "").splitlines()
-    for number, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith("{") or stripped.startswith("["):
-            body = "\n".join(lines[number:])
-            try:
-                return json.loads(body)
-            except ValueError as error:
-                raise GpuParseError("invalid JSON: %s" % error, stripped) from None
-    raise GpuParseError("no JSON document in output", first_line(text) or "<empty output>")
-
-
 def is_banner(line):
     """Separator lines: '=====', '+----+', '|=====|' and the like."""
     return bool(line.strip()) and bool(_BANNER.match(line.strip()))
@@ -98,7 +88,8 @@ def is_banner(line):
 
 def strict_hex_id(value):
     """'0x74a1' or '74a1' -> '0x74a1'; names, 'N/A' and decimal junk -> None."""
-    if value is None:
+    value = plain_value(value)
+    if value is None or isinstance(value, (dict, list)):
         return None
     match = _HEX_ID.match(str(value).strip())
     if not match:
@@ -117,7 +108,7 @@ def normalize_gfx_target(value):
     major_len = 2 if digits.startswith("1") and len(digits) >= 4 else 1
     if len(digits) < major_len + 2:
         return None
-    major, minor, step = digits[:major_len], digits[major_len], int(digits[major_len + 1:])
+    major, minor, step = digits[:major_len], digits[major_len], int(digits[major_len + 1 :])
     if step > 15:
         return None
     return "gfx%s%s%x" % (major, minor, step)
@@ -125,7 +116,8 @@ def normalize_gfx_target(value):
 
 def useful_text(value):
     """Strip a tool's string value; 'N/A', 'None', '' -> None."""
-    if value is None:
+    value = plain_value(value)
+    if value is None or isinstance(value, (dict, list)):
         return None
     text = str(value).strip()
     if not text or text.lower() in ("n/a", "na", "none", "unknown", "not supported"):
@@ -134,11 +126,23 @@ def useful_text(value):
 
 
 def product_name(value):
-    """A marketing name, or None for raw hex IDs and values that carry no name."""
+    """A marketing name, or None for raw hex IDs, cut names and values that carry no name.
+
+    amd-smi's default table prints a name longer than 22 characters as '...' and its last
+    19 (ROCm/rocm-systems projects/amdsmi/amdsmi_cli/amdsmi_logger.py@d11f630e,
+    print_default_output): the start of such a name is lost, so it names nothing.
+    """
     text = useful_text(value)
-    if text is None or strict_hex_id(text) is not None:
+    if text is None or strict_hex_id(text) is not None or text.startswith("..."):
         return None
     return text
+
+
+def plain_value(value):
+    """amd-smi JSON wraps measured values as {"value": N, "unit": "..."}: the value alone."""
+    if isinstance(value, dict) and "value" in value:
+        return value["value"]
+    return value
 
 
 def merge_into(target, source):
@@ -171,7 +175,8 @@ def link_type_name(value):
 
 
 def tool_int(value):
-    """Integer from a tool's value ('15', 15, '0x1f'); 'N/A' and junk -> None."""
+    """Integer from a tool's value ('15', 15, '0x1f', {"value": 15}); 'N/A' and junk -> None."""
+    value = plain_value(value)
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -183,3 +188,8 @@ def tool_int(value):
         return int(text, 0) if text.lower().startswith("0x") else int(text)
     except ValueError:
         return None
+
+
+def domainless_bdf(pci_bus):
+    """'0001:01:00.0' -> '01:00.0' (None stays None)."""
+    return pci_bus.split(":", 1)[1] if pci_bus and pci_bus.count(":") == 2 else None

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_text import topology_from_pairs
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_topology import topology_from_pairs
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import GpuParseError, ToolTimeout, new_report
 
 CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"

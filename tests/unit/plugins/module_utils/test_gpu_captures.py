@@ -378,7 +378,7 @@ def test_amd_smi_text_fallback_merges_list_topology_and_summary():
     )
     state, report = amd_smi.collect_amd_smi(run)
     assert state == "ok"
-    assert run.calls == [list(args) for args in (amd_smi.AMD_SMI_LIST_JSON_ARGS,) + amd_smi.AMD_SMI_TEXT_COMMANDS]
+    assert run.calls == [list(args) for args in amd_smi.AMD_SMI_JSON_COMMANDS + amd_smi.AMD_SMI_TEXT_COMMANDS]
     # Captures of different machines: the list decides which GPUs exist; nothing leaks across.
     assert [device["pci_bus"] for device in report["devices"]] == ["0000:65:00.0"]
     assert report["devices"][0]["product"] is None
@@ -392,7 +392,9 @@ ROCMINFO_CASES = [
         "mi300x-4gpu_rocm6.0-6.1_rocminfo.txt",
         {
             "kfd_node": [2, 3, 4, 5],
-            "pci_bus": MI300X_4_BUSES,
+            # BDFIDs 9728/17920/25856/34048; BDFID carries no PCI domain, so none is claimed.
+            "pci_bdf": ["26:00.0", "46:00.0", "65:00.0", "85:00.0"],
+            "pci_bus": [None] * 4,
             "device_id": all_equal("0x74a1", 4),
             "gfx_target": all_equal("gfx942", 4),
             "product": all_equal("AMD Instinct MI300X", 4),

@@ -1,7 +1,13 @@
 """The merge of source reports into the gpu fact (schema 1)."""
 
+import re
+from pathlib import Path
+
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import new_device, new_report
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import parse_rocminfo
+
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"
 
 ALL_OK = {"sysfs": "ok", "rocm_smi": "ok", "amd_smi": "missing", "rocminfo": "skipped"}
 
@@ -11,10 +17,19 @@ def sysfs_report(count, loaded=True):
     report["driver_loaded"] = loaded
     report["driver_version"] = "6.12.12" if loaded else None
     for i in range(count):
-        report["devices"].append(new_device(
-            index=i, pci_bus="0000:%02x:00.0" % (0x10 + i), device_id="0x74a1", subsystem_device_id="0x74a1",
-            gfx_target="gfx942", vram_bytes=192 << 30, numa_node=i // 4, kfd_node=2 + i,
-            render_node="/dev/dri/renderD%d" % (128 + i)))
+        report["devices"].append(
+            new_device(
+                index=i,
+                pci_bus="0000:%02x:00.0" % (0x10 + i),
+                device_id="0x74a1",
+                subsystem_device_id="0x74a1",
+                gfx_target="gfx942",
+                vram_bytes=192 << 30,
+                numa_node=i // 4,
+                kfd_node=2 + i,
+                render_node="/dev/dri/renderD%d" % (128 + i),
+            )
+        )
     if count > 1:
         report["topology"] = {
             "link_type": [["SELF" if i == j else "XGMI" for j in range(count)] for i in range(count)],
@@ -110,8 +125,9 @@ def test_a_gpu_only_a_tool_reports_is_a_conflict_not_an_extra_gpu():
     smi = rocm_smi_report(["0000:10:00.0", "0000:99:00.0"])
     gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
     assert gpu["count"] == 2
-    assert gpu["conflicts"] == ["rocm-smi reports a GPU that sysfs does not see: index 1, pci_bus 0000:99:00.0, "
-                                "device_id 0x74a1"]
+    assert gpu["conflicts"] == [
+        "rocm-smi reports a GPU that sysfs does not see: index 1, pci_bus 0000:99:00.0, device_id 0x74a1"
+    ]
 
 
 def test_tool_devices_without_identifiers_match_by_their_index():
@@ -121,3 +137,43 @@ def test_tool_devices_without_identifiers_match_by_their_index():
     gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
     assert gpu["count"] == 3
     assert [d["product"] for d in gpu["devices"]] == ["AMD Instinct MI300X"] * 3
+
+
+def rocminfo_mi300a_four_domains():
+    """The real 4x MI300X rocminfo with every BDFID made 256 (01:00.0), as four MI300A in
+    PCI domains 0-3 print it (lspci: 0000:01:00.0 ... 0003:01:00.0): BDFID drops the domain."""
+    text = (CAPTURES / "mi300x-4gpu_rocm6.0-6.1_rocminfo.txt").read_text(encoding="utf-8")
+    varied = re.sub(r"(BDFID:\s+)(9728|17920|25856|34048)\b", lambda m: m.group(1) + "256", text)
+    assert varied.count("BDFID:                   256") == 4
+    return parse_rocminfo(varied)
+
+
+def sysfs_mi300a_four_domains():
+    sysfs = sysfs_report(4)
+    for domain, device in enumerate(sysfs["devices"]):
+        device["pci_bus"], device["kfd_node"] = "%04x:01:00.0" % domain, 2 + domain
+    return sysfs
+
+
+def test_rocminfo_without_pci_domains_joins_sysfs_by_bdf_and_kfd_node():
+    states = {"sysfs": "ok", "rocm_smi": "missing", "amd_smi": "missing", "rocminfo": "ok"}
+    gpu = merge_reports({"sysfs": sysfs_mi300a_four_domains(), "rocminfo": rocminfo_mi300a_four_domains()}, states, [])
+    assert gpu["conflicts"] == [] and gpu["count"] == 4
+    assert [d["pci_bus"] for d in gpu["devices"]] == ["%04x:01:00.0" % domain for domain in range(4)]
+    assert [d["product"] for d in gpu["devices"]] == ["AMD Instinct MI300X"] * 4
+
+
+def test_rocminfo_alone_leaves_the_pci_domain_unknown():
+    states = {"sysfs": "failed", "rocm_smi": "missing", "amd_smi": "missing", "rocminfo": "ok"}
+    gpu = merge_reports({"rocminfo": rocminfo_mi300a_four_domains()}, states, [])
+    assert gpu["count"] == 4 and [d["pci_bus"] for d in gpu["devices"]] == [None] * 4
+    assert all("pci_bdf" not in device for device in gpu["devices"])
+
+
+def test_rocminfo_bdf_matches_a_tool_s_domain_qualified_bus():
+    smi = rocm_smi_report(["0000:26:00.0", "0000:46:00.0", "0000:65:00.0", "0000:85:00.0"])
+    info = parse_rocminfo((CAPTURES / "mi300x-4gpu_rocm6.0-6.1_rocminfo.txt").read_text(encoding="utf-8"))
+    states = {"sysfs": "failed", "rocm_smi": "ok", "amd_smi": "missing", "rocminfo": "ok"}
+    gpu = merge_reports({"rocm_smi": smi, "rocminfo": info}, states, [])
+    assert gpu["count"] == 4 and gpu["conflicts"] == []
+    assert [d["kfd_node"] for d in gpu["devices"]] == [2, 3, 4, 5]

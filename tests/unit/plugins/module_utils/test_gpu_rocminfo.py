@@ -53,3 +53,39 @@ def test_timeout_propagates():
 
     with pytest.raises(ToolTimeout):
         rocminfo.collect_rocminfo(run)
+
+
+# ROCm/ROCm#928 comment 4: what rocminfo prints under sudo (and in containers) before the agents.
+USER_NAME_LINE = "Failed to get user name to check for video group membership"
+
+
+@pytest.mark.parametrize("name", [MI300X, "mi300x-vf-1gpu_rocm6.4.1_rocminfo_full-1cpu-1gpu-agent.txt"])
+def test_user_name_line_is_a_warning_not_a_failure(name):
+    text = capture(name)
+    first, rest = text.split("\n", 1)
+    state, report = rocminfo.collect_rocminfo(lambda args: (0, first + "\n" + USER_NAME_LINE + "\n" + rest, ""))
+    assert state == "ok"
+    assert report["devices"] == rocminfo.parse_rocminfo(text)["devices"]
+    assert report["warnings"] == ["rocminfo: " + USER_NAME_LINE]
+
+
+def test_kfd_missing_names_the_driver_or_the_container_not_the_group():
+    # The same failure with the reason a container without /dev/kfd prints (ROCm/ROCm#1798).
+    text = capture("vega-fe-1gpu_rocm4.x_rocminfo_error-kfd-permission-denied.txt")
+    varied = text.replace("Permission denied", "No such file or directory")
+    assert varied != text
+    state, report = rocminfo.collect_rocminfo(lambda args: (1, varied, ""))
+    assert state == "failed"
+    assert "not loaded" in report["warnings"][0] and "/dev/kfd" in report["warnings"][0]
+    assert "render" not in report["warnings"][0]
+
+
+def test_bdfid_has_no_domain_so_none_is_claimed():
+    # BDFID is KFD's 16-bit location_id (bus << 8 | devfn): 9728 = 26:00.0 in some domain.
+    devices = rocminfo.parse_rocminfo(capture(MI300X))["devices"]
+    assert [(d["pci_bus"], d["pci_bdf"]) for d in devices] == [
+        (None, "26:00.0"),
+        (None, "46:00.0"),
+        (None, "65:00.0"),
+        (None, "85:00.0"),
+    ]
