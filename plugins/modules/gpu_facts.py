@@ -125,7 +125,10 @@ ansible_facts:
           type: int
           sample: 8
         devices:
-          description: One entry per GPU, ordered by index as rocm-smi and amd-smi number them.
+          description:
+            - One entry per GPU, ordered by index as rocm-smi and amd-smi number them.
+            - A field is null where no source says it. C(pci_bus) is null where only C(rocminfo) saw the GPU,
+              because its BDFID carries no PCI domain.
           type: list
           elements: dict
           sample:
