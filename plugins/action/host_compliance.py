@@ -120,8 +120,9 @@ class ActionModule(ActionBase):
         variables = dict(task_vars, ansible_facts=dict(task_vars.get("ansible_facts") or {}, **facts))
         templar = self._templar.copy_with_new_env(available_variables=variables)
         inputs = self._variable(templar, variables, "preflight_decision_inputs")
-        catalog, matrix = preflight_data(inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"))
-        outcome = decide(variables["ansible_facts"], inputs, catalog, matrix)
+        catalog, matrix, drivers = preflight_data(inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"),
+                                                  inputs.get("amdgpu_drivers_extra"))
+        outcome = decide(variables["ansible_facts"], inputs, catalog, matrix, drivers)
         decision = outcome["decision"]
         # As preflight's set_fact would: the roles' defaults read the decision.
         variables["preflight_decision"] = decision

@@ -26,8 +26,10 @@ def preflight_decide(facts, inputs):
     facts = _mapping(facts, "ansible_facts", "preflight_decide")
     inputs = _mapping(inputs, "preflight_decision_inputs", "preflight_decide")
     try:
-        catalog, matrix = preflight_data(inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"))
-        return rocm_decision.decide(facts, inputs, catalog, matrix)
+        catalog, matrix, drivers = preflight_data(
+            inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"), inputs.get("amdgpu_drivers_extra")
+        )
+        return rocm_decision.decide(facts, inputs, catalog, matrix, drivers)
     except RocmDataError as error:
         raise AnsibleFilterError("preflight_decide: %s" % error.message) from error
     # Odd data shapes (a class whose match is a list) surface as these, not only as ValueError.

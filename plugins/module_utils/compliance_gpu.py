@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import version_matches
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import loaded_driver
 
 # What repairs a failed GPU check: nothing site.yml changes can fix the hardware.
 BY_A_PERSON = "a person: the hardware differs from what the inventory declares; site.yml cannot change it"
@@ -164,17 +165,41 @@ def check_numa_affinity(expected, gpu):
 
 
 def check_driver(expected, gpu):
-    if not isinstance(expected, dict) or set(expected) - {"loaded", "version"}:
-        raise GpuExpectInvalid("driver must be a mapping with loaded and/or version")
+    """``version`` alone is a pattern; with ``line`` it is that driver line's kernel-module version (None: unknown)."""
+    if not isinstance(expected, dict) or set(expected) - {"loaded", "version", "line", "kernel"}:
+        raise GpuExpectInvalid("driver must be a mapping with loaded, version, line and/or kernel")
     driver = gpu.get("driver") or {}
     actual = {"loaded": driver.get("loaded"), "version": driver.get("version")}
     want_loaded = expected.get("loaded", True)
     if bool(actual["loaded"]) != bool(want_loaded):
         return "fail", actual, "amdgpu is %s" % ("loaded and should not be" if actual["loaded"] else "not loaded")
     version = expected.get("version")
+    if want_loaded and "line" in expected:
+        return _check_driver_line(expected, actual)
     if want_loaded and version and not version_matches(actual["version"], str(version)):
         return "fail", actual, "amdgpu %s is loaded, expected %s" % (actual["version"] or "of unknown version", version)
     return "pass", actual, "amdgpu is %s" % ("loaded (%s)" % actual["version"] if want_loaded else "not loaded")
+
+
+def _check_driver_line(expected, actual):
+    line, wanted = expected.get("line"), expected.get("version")
+    if not line or not wanted:
+        return "error", actual, (
+            "the kernel-module version of amdgpu driver line %s is unknown (not sourced): whether the loaded amdgpu "
+            "(%s) is that driver cannot be told; add kernel_module to the line in preflight_amdgpu_drivers_extra"
+            % (line or "(none decided)", actual["version"] or "no version"))
+    loaded = loaded_driver(actual["version"], expected.get("kernel"))
+    actual["kind"] = loaded["kind"]
+    dkms = "amdgpu-dkms %s of driver line %s" % (wanted, line)
+    if loaded["kind"] == "in-tree":
+        kernel = " of kernel %s" % loaded["kernel"] if loaded["kernel"] else ""
+        return "fail", actual, "the in-tree amdgpu%s is loaded, not %s" % (kernel, dkms)
+    if loaded["kind"] == "unknown":
+        return "fail", actual, "amdgpu is loaded but reports no driver version (%s; the in-tree driver has none), " \
+            "expected %s" % (actual["version"] or "none", dkms)
+    if loaded["version"] != str(wanted):
+        return "fail", actual, "amdgpu %s is loaded, expected %s" % (loaded["version"], dkms)
+    return "pass", actual, "amdgpu %s (driver line %s) is loaded" % (loaded["version"], line)
 
 
 def check_rocm_version(expected, gpu):

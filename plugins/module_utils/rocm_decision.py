@@ -17,12 +17,14 @@ __metaclass__ = type
 import difflib
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decisions
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import choose_driver, driver_table_problems
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_expectations import gpu_class_expectations
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import normalize_rocm_version
 
 # The keys of ``inputs``: the preflight_* variables (and the host's name), templated.
 INPUT_KEYS = ("host", "rocm_version", "accept_unsupported", "expected_class", "expected_gpu_count",
               "expected_package_count", "workload", "min_vram_gib_per_gpu", "reboot_allowed",
-              "gpu_catalog_extra", "support_matrix_extra")
+              "gpu_catalog_extra", "support_matrix_extra", "amdgpu_driver", "amdgpu_drivers_extra")
 # difflib's ratio above which a name counts as a likely misspelling; 0.6 is its
 # default and still pairs preflight_rocm_verison with preflight_rocm_version.
 SIMILARITY_CUTOFF = 0.6
@@ -55,7 +57,7 @@ def _unknown_class(variable, verb, name, catalog):
         variable, verb, name, " (did you mean %s?)" % nearest if nearest else "", ", ".join(sorted(catalog)))
 
 
-def input_problems(inputs, catalog, matrix):
+def input_problems(inputs, catalog, matrix, drivers):
     """What is wrong with the inventory or the data, found before anything is decided."""
     problems = []
     version = inputs["rocm_version"]
@@ -67,6 +69,13 @@ def input_problems(inputs, catalog, matrix):
     if data:
         problems.append("the GPU catalog or support matrix (built-in, combined with preflight_gpu_catalog_extra and "
                         "preflight_support_matrix_extra) is not usable: %s" % "; ".join(data))
+    table = driver_table_problems(drivers, matrix)
+    if table:
+        problems.append("the amdgpu driver lines (built-in, combined with preflight_amdgpu_drivers_extra) are not "
+                        "usable: %s" % "; ".join(table))
+    driver = inputs["amdgpu_driver"]
+    if driver not in (None, "") and not isinstance(driver, str):
+        problems.append('preflight_amdgpu_driver must be quoted ("30.30.3"), got %s' % (driver,))
     for name in dict.fromkeys(expected_classes(inputs["expected_class"])):
         if name not in catalog:
             problems.append(_unknown_class("preflight_expected_class", "names", name, catalog))
@@ -84,12 +93,14 @@ def input_problems(inputs, catalog, matrix):
     return problems
 
 
-def decide(facts, inputs, catalog, matrix):
+def decide(facts, inputs, catalog, matrix, drivers):
     """{problems, proceed, report, conflicts, gpus, decision} for one host.
 
     ``facts`` is the host's ansible_facts (gpu, distribution, distribution_version,
-    kernel, processor); ``inputs`` has INPUT_KEYS; ``catalog`` and ``matrix`` are
-    the built-in data combined with the extras. With ``problems`` (bad inventory or
+    kernel, processor); ``inputs`` has INPUT_KEYS; ``catalog``, ``matrix`` and
+    ``drivers`` (the amdgpu driver lines) are the built-in data combined with the extras.
+    The driver line (``amdgpu_driver``: the release's own or the one the inventory
+    names, if AMD's user/kernel compatibility allows it) is decided here too. With ``problems`` (bad inventory or
     data) nothing is decided: ``decision`` is None and ``report`` lists them.
     ``decision`` is also made for a host that may not proceed, so the drift check
     can hold it to what it would get; overrides its verdict reports as impossible are {}.
@@ -98,7 +109,11 @@ def decide(facts, inputs, catalog, matrix):
     if missing:
         raise ValueError("the decision inputs lack %s" % ", ".join(missing))
     host = inputs["host"]
-    problems = input_problems(inputs, catalog, matrix)
+    problems = input_problems(inputs, catalog, matrix, drivers)
+    driver = None
+    requested_version = normalize_rocm_version(inputs["rocm_version"])
+    if not problems and requested_version in matrix:
+        driver, problems = choose_driver(matrix, drivers, requested_version, inputs["amdgpu_driver"])
     if problems:
         return {"problems": problems, "proceed": False, "conflicts": [], "gpus": None, "decision": None,
                 "report": "host %s: %s" % (host, "; ".join(problems))}
@@ -108,7 +123,8 @@ def decide(facts, inputs, catalog, matrix):
         summary, matrix, inputs["rocm_version"], facts.get("distribution"), facts.get("distribution_version"),
         facts.get("kernel"), acceptances=inputs["accept_unsupported"], workload=inputs["workload"],
         min_vram_gib=inputs["min_vram_gib_per_gpu"], expected_class=expected,
-        expected_gpu_count=inputs["expected_gpu_count"], expected_package_count=inputs["expected_package_count"])
+        expected_gpu_count=inputs["expected_gpu_count"], expected_package_count=inputs["expected_package_count"],
+        drivers=drivers, driver=driver)
     # boot_params_by_cpu picks intel_iommu=on on Intel hosts from the CPU's vendor string.
     cpu = " ".join(str(part) for part in facts.get("processor") or [])
     tuning = rocm_decisions.gpu_tuning(summary, catalog, cpu)
@@ -121,6 +137,7 @@ def decide(facts, inputs, catalog, matrix):
         overrides = {}
     decision = {
         "rocm_version": version,
+        "amdgpu_driver": driver,
         "classes": summary["classes"],
         "gpu_classes_by_index": dict((device["index"], device["class"]) for device in summary["devices"]),
         "gpu_count": summary["count"],
@@ -157,4 +174,5 @@ def gpu_expectations(decision, catalog, matrix, rocm_version, numa_affinity=None
     return gpu_class_expectations(
         list(classes), catalog, matrix, int(count), rocm_version=rocm_version or decision.get("rocm_version"),
         min_vram_gib=decision.get("min_vram_gib") or 0, numa_affinity=numa_affinity,
-        amdgpu_from_amd=amdgpu_from_amd, rocm_from_amd=rocm_from_amd)
+        amdgpu_from_amd=amdgpu_from_amd, rocm_from_amd=rocm_from_amd,
+        driver=decision.get("amdgpu_driver"), kernel=decision.get("kernel"))

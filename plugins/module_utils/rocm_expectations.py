@@ -19,12 +19,13 @@ VRAM_SHARE_VISIBLE = 0.9
 
 
 def gpu_class_expectations(class_names, catalog, matrix, gpu_count, rocm_version=None, min_vram_gib=0,
-                           numa_affinity=None, amdgpu_from_amd=True, rocm_from_amd=True):
+                           numa_affinity=None, amdgpu_from_amd=True, rocm_from_amd=True, driver=None, kernel=None):
     """The gpu_expect mapping for a host of ``class_names`` with ``gpu_count`` GPUs.
 
     A single class gives product, VRAM and topology expectations; a mixed host is
     held to its count, gfx targets and driver only. ``amdgpu_from_amd``: the host runs
-    AMD's amdgpu-dkms, whose version the matrix names for ``rocm_version``.
+    AMD's amdgpu-dkms of ``driver`` (the decided driver line), whose module reports
+    its kernel_module version; ``kernel`` (the host's release) tells the in-tree driver apart.
     """
     missing = [name for name in class_names if name not in catalog]
     if missing:
@@ -39,8 +40,12 @@ def gpu_class_expectations(class_names, catalog, matrix, gpu_count, rocm_version
     elif count > 0 and min_vram_gib:
         expect["vram_bytes_min"] = int(float(min_vram_gib) * GIB)
     if count > 0:
-        driver = (matrix.get(rocm_version) or {}).get("amdgpu_driver") if amdgpu_from_amd else None
-        expect["driver"] = {"loaded": True, "version": (driver + "*") if driver else None}
+        expect["driver"] = {"loaded": True}
+        if amdgpu_from_amd:
+            # No module version (an unsourced line, or none decided) is checked as unknown, never as any version.
+            expect["driver"].update(line=(driver or {}).get("line"), version=(driver or {}).get("kernel_module"))
+            if kernel:
+                expect["driver"]["kernel"] = str(kernel)
     if numa_affinity is not None:
         expect["numa_affinity"] = list(numa_affinity)
     if rocm_from_amd and rocm_version:

@@ -64,10 +64,27 @@ def _check_gpus(summary, version, release):
     return problems, warnings
 
 
-def _version_problems(summary, version, release, os_name, os_release, kernel):
+def kernel_limits(release, driver=None):
+    """The release's kernel range with the driver line's maximum: the module decides what it builds against."""
+    limits = dict((release or {}).get("kernel") or {})
+    line_kernel = (driver or {}).get("kernel")
+    if line_kernel:
+        limits.update((key, line_kernel.get(key)) for key in ("max", "max_certainty", "max_source"))
+        limits["driver"] = driver.get("line")
+    return limits
+
+
+def _own_driver(release, drivers):
+    line = (release or {}).get("amdgpu_driver")
+    entry = (drivers or {}).get(str(line)) if line is not None else None
+    return dict(entry, line=str(line)) if isinstance(entry, dict) else None
+
+
+def _version_problems(summary, version, release, os_name, os_release, kernel, driver=None):
     gpu_problems, warnings = _check_gpus(summary, version, release)
     os_problems = check_os(summary, version, release, os_name, os_release)
-    kernel_problems, kernel_warnings = check_kernel(version, release, os_name, kernel)
+    limited = dict(release, kernel=kernel_limits(release, driver))
+    kernel_problems, kernel_warnings = check_kernel(version, limited, os_name, kernel)
     return gpu_problems + os_problems + kernel_problems, warnings + kernel_warnings
 
 
@@ -120,14 +137,16 @@ def _apply(problems, acceptances, version):
     return open_problems, accepted
 
 
-def _alternatives(summary, matrix, requested, os_name, os_release, kernel, acceptances):
-    """Matrix versions under which this host would proceed, nearest to the requested one first."""
+def _alternatives(summary, matrix, requested, os_name, os_release, kernel, acceptances, drivers=None):
+    """Matrix versions under which this host would proceed (each with its own driver line), nearest first."""
     requested_key = version_key(requested) or (0, 0, 0)
     others = sorted((version for version in matrix if version != requested), key=version_key)
     position = sum(1 for version in others if version_key(version) < requested_key)
     workable = []
     for rank, version in enumerate(others):
-        problems, _ = _version_problems(summary, version, matrix[version], os_name, os_release, kernel)
+        release = matrix[version]
+        problems, _ = _version_problems(summary, version, release, os_name, os_release, kernel,
+                                        _own_driver(release, drivers))
         if not _apply(problems, acceptances, version)[0]:
             distance = rank - position if rank >= position else position - rank - 1
             workable.append((distance, tuple(-part for part in version_key(version)), version))
@@ -147,8 +166,14 @@ def check_support(
     expected_class=None,
     expected_gpu_count=None,
     expected_package_count=None,
+    drivers=None,
+    driver=None,
 ):
     """The support verdict for one host (rocm_decision.decide composes it into the whole decision).
+
+    ``driver`` is the amdgpu driver line the host runs (rocm_drivers.choose_driver), ``drivers``
+    the table the alternatives take their own lines from; without them the release's kernel
+    range applies as it stands.
 
     {supported, proceed, problems (not accepted, each {what, subject, message, acceptable}), accepted
     (with the inventory's reason), warnings, alternatives (up to 3 ROCm versions that would pass, nearest
@@ -174,7 +199,7 @@ def check_support(
             )
         )
     else:
-        found, found_warnings = _version_problems(summary, version, release, os_name, os_version, kernel)
+        found, found_warnings = _version_problems(summary, version, release, os_name, os_version, kernel, driver)
         problems.extend(found)
         warnings.extend(found_warnings)
     valid = [item for item in acceptances if isinstance(item, dict) and item.get("what") in ACCEPTABLE_KINDS]
@@ -185,10 +210,10 @@ def check_support(
         "problems": open_problems,
         "accepted": accepted,
         "warnings": warnings,
-        "alternatives": _alternatives(summary, matrix, version, os_name, os_version, kernel, valid),
+        "alternatives": _alternatives(summary, matrix, version, os_name, os_version, kernel, valid, drivers),
         "rocm_version": version or rocm_version,
         "os": os_label(os_name, os_version),
         "kernel": kernel,
         "gpus": describe_gpus(summary),
-        "kernel_range": dict((release or {}).get("kernel") or {}),
+        "kernel_range": kernel_limits(release, driver),
     }

@@ -138,9 +138,10 @@ def check_kernel(version, release, os_name, kernel):
             problem(
                 "kernel",
                 kernel,
-                "kernel %s is newer than %s, the newest kernel series amdgpu-dkms of "
-                "ROCm %s builds against (%s: %s)"
-                % (kernel, maximum, version, how, limits.get("max_source") or "no source"),
+                "kernel %s is newer than %s, the newest kernel series amdgpu-dkms of %s "
+                "builds against (%s: %s)"
+                % (kernel, maximum, "driver line %s (ROCm %s)" % (limits["driver"], version) if limits.get("driver")
+                   else "ROCm %s" % version, how, limits.get("max_source") or "no source"),
                 True,
             )
         ], []

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The GPU catalog and support matrix preflight decides with, read on the controller.
+"""The GPU catalog, support matrix and amdgpu driver lines preflight decides with, read on the controller.
 
 The built-in data stays in roles/preflight/vars/ (gpu_catalog.yml,
-support_matrix.yml), where reviewers and tests read it; it is parsed once per
+support_matrix.yml, amdgpu_drivers.yml), where reviewers and tests read it; it is parsed once per
 process and combined with the inventory's extensions on every call.
 """
 
@@ -26,6 +26,7 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import 
 DATA_FILES = (
     ("gpu_catalog.yml", "preflight_gpu_catalog_builtin", "preflight_gpu_catalog_extra"),
     ("support_matrix.yml", "preflight_support_matrix_builtin", "preflight_support_matrix_extra"),
+    ("amdgpu_drivers.yml", "preflight_amdgpu_drivers_builtin", "preflight_amdgpu_drivers_extra"),
 )
 
 _builtin = {}  # variable name -> parsed data; read once per process, never handed out
@@ -69,8 +70,8 @@ def _combined(variable, extra_name, extra):
     return copy.deepcopy(merge_hash(builtin(variable), extra, recursive=True))
 
 
-def preflight_data(catalog_extra=None, matrix_extra=None):
-    """(catalog, matrix): the built-in data combined with preflight_*_extra, fresh copies on every call."""
-    (_, catalog_variable, catalog_name), (_, matrix_variable, matrix_name) = DATA_FILES
-    return (_combined(catalog_variable, catalog_name, catalog_extra),
-            _combined(matrix_variable, matrix_name, matrix_extra))
+def preflight_data(catalog_extra=None, matrix_extra=None, drivers_extra=None):
+    """(catalog, matrix, drivers): the built-in data combined with preflight_*_extra, fresh copies on every call."""
+    extras = (catalog_extra, matrix_extra, drivers_extra)
+    pairs = zip(DATA_FILES, extras, strict=True)
+    return tuple(_combined(variable, name, extra) for (_, variable, name), extra in pairs)

@@ -54,7 +54,7 @@ DECISION_INPUTS = {
     "host": "gpu-01", "rocm_version": "6.4.1", "accept_unsupported": [], "expected_class": None,
     "expected_gpu_count": None, "expected_package_count": None, "workload": "general",
     "min_vram_gib_per_gpu": {"general": 0}, "reboot_allowed": False, "gpu_catalog_extra": {},
-    "support_matrix_extra": {},
+    "support_matrix_extra": {}, "amdgpu_driver": "", "amdgpu_drivers_extra": {},
 }
 DEBIAN_FACTS = {"distribution": "Debian", "distribution_version": "12", "kernel": "6.1.0-28-amd64", "processor": []}
 
@@ -65,6 +65,12 @@ def test_preflight_decide_reads_the_builtin_data_and_the_extras():
     assert outcome["proceed"] and outcome["decision"]["classes"] == ["mi300x"]
     renamed = dict(DECISION_INPUTS, gpu_catalog_extra={"mi300x": {"product": "Site MI300X"}})
     assert FILTERS["preflight_decide"](facts, renamed)["gpus"] == "2 x Site MI300X (gfx942)"
+    assert outcome["decision"]["amdgpu_driver"]["line"] == "6.4.1"
+    corrected = dict(DECISION_INPUTS, amdgpu_drivers_extra={"6.4.1": {"kernel_module": "6.12.13"}})
+    assert FILTERS["preflight_decide"](facts, corrected)["problems"] == [
+        "the amdgpu driver lines (built-in, combined with preflight_amdgpu_drivers_extra) are not usable: amdgpu "
+        "driver line 6.4.1: amdgpu_dkms.deb 1:6.12.12.60401 does not carry the module version 6.12.13; amdgpu driver "
+        "line 6.4.1: amdgpu_dkms.rpm 1:6.12.12 does not carry the module version 6.12.13"]
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,11 @@
-"""Shared test data for the preflight decision tests: the built-in catalog and matrix, lab profiles as facts."""
+"""Shared test data for the preflight decision tests: built-in catalog, matrix, driver lines; lab profiles as facts."""
 
 from pathlib import Path
 
 import yaml
 from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decisions as decisions
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import choose_driver
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import normalize_rocm_version
 
 from rocm_fleet.hardware.profile import load_profile
 
@@ -12,6 +14,7 @@ VARS = REPO / "roles" / "preflight" / "vars"
 GIB = 1024**3
 CATALOG = yaml.safe_load((VARS / "gpu_catalog.yml").read_text())["preflight_gpu_catalog_builtin"]
 MATRIX = yaml.safe_load((VARS / "support_matrix.yml").read_text())["preflight_support_matrix_builtin"]
+DRIVERS = yaml.safe_load((VARS / "amdgpu_drivers.yml").read_text())["preflight_amdgpu_drivers_builtin"]
 
 # Lab profile -> (class, devices, packages); the lab builds its simulated servers from these files.
 LAB_PROFILES = {
@@ -63,7 +66,10 @@ def classify(*devices):
 
 
 def support(summary, rocm="6.4.1", os_family="Debian", os_version="12", kernel="6.1.0-28-amd64", **kwargs):
-    return decisions.check_support(summary, MATRIX, rocm, os_family, os_version, kernel, **kwargs)
+    """check_support as decide() calls it: with the driver table and the release's own driver line."""
+    driver, _ = choose_driver(MATRIX, DRIVERS, normalize_rocm_version(rocm))
+    kwargs.setdefault("driver", driver)
+    return decisions.check_support(summary, MATRIX, rocm, os_family, os_version, kernel, drivers=DRIVERS, **kwargs)
 
 
 def kinds(decision):

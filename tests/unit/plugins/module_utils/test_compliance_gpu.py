@@ -1,5 +1,7 @@
 """GPU class checks against gpu facts as gpu_facts returns them (built here as plain dicts)."""
 
+from pathlib import Path
+
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import (
     BY_A_PERSON,
     GPU_CHECKS,
@@ -7,6 +9,8 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu imp
     REPAIRS,
     evaluate_gpu,
 )
+
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"
 
 
 def fact(count=2, loaded=True, version="6.12.12", rocm="6.4.1-83"):
@@ -40,6 +44,47 @@ def test_driver_loaded_with_version_pattern():
     assert (wrong["status"], wrong["message"]) == ("fail", "amdgpu 6.12.12 is loaded, expected 6.10.5")
     unloaded = results({"driver": {"loaded": True}}, fact(loaded=False))["ROCM-DRV-001"]
     assert unloaded["message"] == "amdgpu is not loaded"
+
+
+# The driver line's kernel-module version against what the loaded amdgpu reports: 6.16.13 is
+# what ROCm/ROCm#5915's modinfo prints for amdgpu-dkms 30.30 (test_rocm_drivers reads that capture);
+# the banner is amd-smi 26.2.2's `static --driver` of an in-tree amdgpu (ROCm/ROCm#6074).
+LINE = {"loaded": True, "line": "30.30.3", "version": "6.16.13", "kernel": "6.8.0-45-generic"}
+BANNER = (CAPTURES / "rx7900xtx-2gpu_rocm-na-amdsmi26.2.2_amd-smi-static-driver_version-is-kernel-banner.txt"
+          ).read_text().splitlines()[3].split("VERSION: ", 1)[1]
+
+
+def test_driver_line_module_version():
+    ok = results({"driver": LINE}, fact(version="6.16.13"))["ROCM-DRV-001"]
+    assert (ok["status"], ok["message"]) == ("pass", "amdgpu 6.16.13 (driver line 30.30.3) is loaded")
+    older = results({"driver": LINE}, fact(version="6.12.12"))["ROCM-DRV-001"]
+    assert (older["status"], older["message"]) == (
+        "fail", "amdgpu 6.12.12 is loaded, expected amdgpu-dkms 6.16.13 of driver line 30.30.3")
+    # The driver line is not the module version: a 30.30.x module reports 6.16.13, never 30.30*.
+    assert results({"driver": LINE}, fact(version="30.30.3"))["ROCM-DRV-001"]["status"] == "fail"
+
+
+def test_an_in_tree_driver_is_named_as_such_not_as_a_version_mismatch():
+    banner = results({"driver": LINE}, fact(version=BANNER))["ROCM-DRV-001"]
+    assert (banner["status"], banner["message"]) == (
+        "fail", "the in-tree amdgpu of kernel 6.19.11 is loaded, not amdgpu-dkms 6.16.13 of driver line 30.30.3")
+    cut = results({"driver": LINE}, fact(version="Linuxver"))["ROCM-DRV-001"]
+    assert cut["message"] == "the in-tree amdgpu is loaded, not amdgpu-dkms 6.16.13 of driver line 30.30.3"
+    release = results({"driver": LINE}, fact(version="6.8.0-45-generic"))["ROCM-DRV-001"]
+    assert release["message"].startswith("the in-tree amdgpu of kernel 6.8.0-45-generic is loaded")
+    silent = results({"driver": LINE}, fact(version=None))["ROCM-DRV-001"]
+    assert (silent["status"], silent["actual"]["kind"]) == ("fail", "unknown")
+    assert "reports no driver version (none; the in-tree driver has none)" in silent["message"]
+
+
+def test_an_unknown_module_version_is_never_healthy():
+    unknown = results({"driver": dict(LINE, version=None)}, fact(version="6.16.13"))["ROCM-DRV-001"]
+    assert unknown["status"] == "error"
+    assert unknown["message"].startswith("the kernel-module version of amdgpu driver line 30.30.3 is unknown")
+    nothing = results({"driver": {"loaded": True, "line": None, "version": None}}, fact())["ROCM-DRV-001"]
+    assert nothing["status"] == "error" and "(none decided)" in nothing["message"]
+    # Without a line (the distribution's driver serves) only loading is checked.
+    assert results({"driver": {"loaded": True}}, fact(version=BANNER))["ROCM-DRV-001"]["status"] == "pass"
 
 
 def test_rocm_version():

@@ -11,14 +11,14 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_decision impo
     expected_classes,
     gpu_expectations,
 )
-from rocm_preflight_data import CATALOG, GIB, MATRIX, REPO, profile_facts
+from rocm_preflight_data import CATALOG, DRIVERS, GIB, MATRIX, REPO, profile_facts
 
 DEFAULTS = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml").read_text())
 DEBIAN_12 = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12.7",
              "kernel": "6.1.0-28-amd64", "processor": ["0", "AuthenticAMD", "AMD EPYC 9654"]}
 DECISION_KEYS = {"rocm_version", "classes", "gpu_classes_by_index", "gpu_count", "gfx_targets", "tuning",
                  "hsa_overrides", "pytorch_rocm_arch", "reboot_allowed", "supported", "accepted", "warnings", "os",
-                 "kernel", "workload", "summary", "expected_classes", "min_vram_gib"}
+                 "kernel", "workload", "summary", "expected_classes", "min_vram_gib", "amdgpu_driver"}
 
 
 def inputs(**overrides):
@@ -42,7 +42,7 @@ def mixed_facts():
 
 def test_mi300x_host_as_the_inventory_declares_it():
     outcome = decide(facts("mi300x-8"), inputs(expected_class="mi300x", expected_gpu_count=8, workload="llm",
-                                               reboot_allowed="yes"), CATALOG, MATRIX)
+                                               reboot_allowed="yes"), CATALOG, MATRIX, DRIVERS)
     assert outcome["problems"] == [] and outcome["conflicts"] == [] and outcome["proceed"]
     decision = outcome["decision"]
     assert set(decision) == DECISION_KEYS
@@ -60,7 +60,8 @@ def test_mi300x_host_as_the_inventory_declares_it():
 
 
 def test_an_intel_host_gets_the_intel_boot_parameter():
-    outcome = decide(facts("mi300x-8", processor=["0", "GenuineIntel", "Intel Xeon"]), inputs(), CATALOG, MATRIX)
+    outcome = decide(facts("mi300x-8", processor=["0", "GenuineIntel", "Intel Xeon"]), inputs(), CATALOG, MATRIX,
+                     DRIVERS)
     assert "intel_iommu=on" in outcome["decision"]["tuning"]["boot_params"]
 
 
@@ -68,7 +69,7 @@ def test_mixed_host_gets_a_per_device_override_and_both_targets():
     outcome = decide(mixed_facts(), inputs(expected_class="w7900, rx6700xt", expected_gpu_count=2,
                                            accept_unsupported=[{"what": "os", "reason": "site image"},
                                                                {"what": "gpu", "value": "rx6700xt",
-                                                                "reason": "desk box"}]), CATALOG, MATRIX)
+                                                                "reason": "desk box"}]), CATALOG, MATRIX, DRIVERS)
     assert outcome["proceed"], outcome["report"]
     decision = outcome["decision"]
     assert decision["expected_classes"] == ["w7900", "rx6700xt"] and decision["classes"] == ["rx6700xt", "w7900"]
@@ -80,22 +81,22 @@ def test_mixed_host_gets_a_per_device_override_and_both_targets():
 
 
 def test_host_without_gpus_must_say_so():
-    refused = decide(facts("nogpu"), inputs(), CATALOG, MATRIX)
+    refused = decide(facts("nogpu"), inputs(), CATALOG, MATRIX, DRIVERS)
     assert not refused["proceed"] and "no AMD GPU found" in refused["report"]
-    outcome = decide(facts("nogpu"), inputs(expected_gpu_count=0), CATALOG, MATRIX)
+    outcome = decide(facts("nogpu"), inputs(expected_gpu_count=0), CATALOG, MATRIX, DRIVERS)
     assert outcome["proceed"] and outcome["decision"]["classes"] == [] and outcome["decision"]["gpu_count"] == 0
     assert outcome["decision"]["tuning"]["boot_params"] == [] and outcome["decision"]["pytorch_rocm_arch"] == ""
 
 
 def test_unsupported_combination_is_refused_but_still_decided():
-    outcome = decide(facts("rx7900xtx-1"), inputs(), CATALOG, MATRIX)
+    outcome = decide(facts("rx7900xtx-1"), inputs(), CATALOG, MATRIX, DRIVERS)
     assert outcome["problems"] == [] and not outcome["proceed"]
     assert "not supported" in outcome["report"] and "only for instinct" in outcome["report"]
     assert outcome["decision"]["classes"] == ["rx7900xtx"] and not outcome["decision"]["supported"]
 
 
 def test_a_version_the_matrix_lacks_is_refused_without_overrides():
-    outcome = decide(facts("rx6700xt-1"), inputs(rocm_version="5.0"), CATALOG, MATRIX)
+    outcome = decide(facts("rx6700xt-1"), inputs(rocm_version="5.0"), CATALOG, MATRIX, DRIVERS)
     assert not outcome["proceed"] and "ROCm 5.0 is not in the support matrix" in outcome["report"]
     assert outcome["decision"]["hsa_overrides"] == {} and outcome["decision"]["pytorch_rocm_arch"] == "gfx1031"
 
@@ -117,7 +118,7 @@ BAD_CLASS = dict(CATALOG, mi999={"product": "X"})
      "preflight_accept_unsupported must be a list of {what, reason} items"),
 ])
 def test_bad_inventory_or_data_is_a_problem_and_nothing_is_decided(overrides, catalog, expected):
-    outcome = decide(facts("mi210-4-pcie"), inputs(**overrides), catalog, MATRIX)
+    outcome = decide(facts("mi210-4-pcie"), inputs(**overrides), catalog, MATRIX, DRIVERS)
     assert len(outcome["problems"]) == 1 and expected in outcome["problems"][0], outcome["problems"]
     assert outcome["decision"] is None and not outcome["proceed"]
     assert outcome["report"] == "host h1: " + outcome["problems"][0]
@@ -125,20 +126,20 @@ def test_bad_inventory_or_data_is_a_problem_and_nothing_is_decided(overrides, ca
 
 def test_every_problem_is_reported_at_once():
     outcome = decide(facts("mi210-4-pcie"), inputs(rocm_version=6.4, workload="llms", expected_class="mi2100"),
-                     CATALOG, MATRIX)
+                     CATALOG, MATRIX, DRIVERS)
     assert len(outcome["problems"]) == 3 and outcome["report"].count("; ") >= 2
 
 
 def test_missing_inputs_are_named():
     with pytest.raises(ValueError, match="lack host, workload"):
         decide(facts("nogpu"), dict((key, value) for key, value in inputs().items()
-                                    if key not in ("host", "workload")), CATALOG, MATRIX)
+                                    if key not in ("host", "workload")), CATALOG, MATRIX, DRIVERS)
 
 
 def test_decide_changes_none_of_its_arguments():
     host, given = facts("mi250x-8gcd"), inputs(expected_class="mi250x")
     before = copy.deepcopy((host, given, CATALOG, MATRIX))
-    decide(host, given, CATALOG, MATRIX)
+    decide(host, given, CATALOG, MATRIX, DRIVERS)
     assert (host, given, CATALOG, MATRIX) == before
 
 
@@ -155,7 +156,7 @@ def test_closest_name():
 
 
 def decided(profile, **overrides):
-    return decide(facts(profile), inputs(**overrides), CATALOG, MATRIX)["decision"]
+    return decide(facts(profile), inputs(**overrides), CATALOG, MATRIX, DRIVERS)["decision"]
 
 
 # What compliance holds a decided host to, from the catalog and matrix preflight decided with.
@@ -163,7 +164,9 @@ def test_mi300x_expectations_are_those_of_its_class():
     assert gpu_expectations(decided("mi300x-8"), CATALOG, MATRIX, "6.4.1") == {
         "count": 8, "gfx_targets": ["gfx942"], "products": "AMD Instinct MI300X*",
         "vram_bytes_min": int(192 * 0.9 * GIB), "topology": {"link_type": "XGMI", "hops": 1, "weight": 15},
-        "driver": {"loaded": True, "version": "6.12.12*"}, "rocm_version": "6.4.1-*",
+        # The loaded module of driver line 6.4.1 reports 6.12.12; the host's kernel tells the in-tree driver apart.
+        "driver": {"loaded": True, "line": "6.4.1", "version": "6.12.12", "kernel": "6.1.0-28-amd64"},
+        "rocm_version": "6.4.1-*",
     }
 
 
@@ -179,7 +182,7 @@ def test_the_workload_minimum_and_a_mixed_host():
     assert small["vram_bytes_min"] == 24 * GIB and "topology" not in small
     # "AMD Radeon RX 6700 XT / 6750 XT" names variants: the first name, as a prefix, matches each.
     assert small["products"] == "AMD Radeon RX 6700 XT*"
-    mixed = decide(mixed_facts(), inputs(), CATALOG, MATRIX)["decision"]
+    mixed = decide(mixed_facts(), inputs(), CATALOG, MATRIX, DRIVERS)["decision"]
     expect = gpu_expectations(mixed, CATALOG, MATRIX, "6.4.1", numa_affinity=[0, 1])
     assert set(expect) == {"count", "gfx_targets", "driver", "rocm_version", "numa_affinity"}
     assert expect["gfx_targets"] == ["gfx1031", "gfx1100"] and expect["numa_affinity"] == [0, 1]
@@ -190,7 +193,7 @@ def test_host_without_gpus_and_distro_packages():
     assert gpu_expectations(nogpu, CATALOG, MATRIX, "6.4.1", rocm_from_amd=False, amdgpu_from_amd=False) == {
         "count": 0}
     inbox = gpu_expectations(decided("mi210-4-pcie"), CATALOG, MATRIX, "6.4.1", amdgpu_from_amd=False)
-    assert inbox["driver"] == {"loaded": True, "version": None}
+    assert inbox["driver"] == {"loaded": True}
 
 
 def test_an_unknown_class_is_a_clear_error():
