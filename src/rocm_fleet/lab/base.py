@@ -8,12 +8,15 @@ hosts side by side, as a site migrating its fleet does.
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rocm_fleet.lab import debroot
 
-SUITE = "bookworm"  # the default release of a lab host
+# Debian release (a host's lab_debian in inventory/lab) -> the suite its base is built from.
 SUITES = {"12": "bookworm", "13": "trixie"}
+DEFAULT_RELEASE = "12"  # a host without lab_debian
+SUITE = SUITES[DEFAULT_RELEASE]
 LOGIN_USER = "fleet"
 PACKAGES = (
     "openssh-server",
@@ -57,6 +60,14 @@ def base_path(suite: str = SUITE) -> Path:
 def ensure_base(suite: str = SUITE, log=print) -> Path:
     """Return the cached base of ``suite``, building it first if needed."""
     return debroot.ensure_root(recipe(suite), log=log)
+
+
+def ensure_bases(suites, log=print) -> dict[str, Path]:
+    """The cached base of each suite; missing ones are built side by side (debootstrap mostly waits on I/O)."""
+    suites = sorted(set(suites))
+    with ThreadPoolExecutor(max_workers=max(1, len(suites))) as pool:
+        futures = {suite: pool.submit(ensure_base, suite, log) for suite in suites}
+    return {suite: future.result() for suite, future in futures.items()}
 
 
 if __name__ == "__main__":

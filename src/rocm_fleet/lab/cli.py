@@ -44,6 +44,8 @@ def _require_root() -> None:
 def _up(args) -> int:
     _require_root()
     result = lab.up(extra_hosts=args.count if args.count is not None else args.hosts)
+    for change in result["reinstalled"]:
+        print(f"reinstall {change}: its disk was dropped")
     for name in result["started"]:
         print(f"started   {name}")
     for name in result["already_up"]:
@@ -85,12 +87,12 @@ def _status(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<13} {'AMDGPU':<6} {'PID':>7}  BOOT_ID")
+    print(f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<13} {'DEBIAN':<6} {'AMDGPU':<6} {'PID':>7}  BOOT_ID")
     for row in rows:
         amdgpu = {True: "loaded", False: "no", None: "-"}[row["amdgpu"]]
         print(
-            f"{row['host']:<14} {row['state']:<8} {row['port']:>5}  {row['profile']:<13} {amdgpu:<6} "
-            f"{row['pid'] or '-':>7}  {row['boot_id'] or '-'}"
+            f"{row['host']:<14} {row['state']:<8} {row['port']:>5}  {row['profile']:<13} {row['debian']:<6} "
+            f"{amdgpu:<6} {row['pid'] or '-':>7}  {row['boot_id'] or '-'}"
         )
     return 0
 

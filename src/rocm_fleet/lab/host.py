@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +26,11 @@ class HostSpec:
     port: int
     groups: tuple[str, ...] = ()
     generated: bool = False
+    debian: str = base.DEFAULT_RELEASE  # the Debian release (base.SUITES key) the host is installed with
+
+    @property
+    def suite(self) -> str:
+        return base.SUITES[self.debian]
 
 
 class LabHost:
@@ -34,6 +40,21 @@ class LabHost:
         self.root = self.dir / "root"
 
     # -- filesystem ---------------------------------------------------------
+    def installed_release(self) -> str | None:
+        """The Debian release the host's disk was installed with; None before its first boot."""
+        try:
+            data = json.loads((self.dir / "host.json").read_text())
+        except (OSError, ValueError):
+            return None
+        # Hosts of lab versions before Debian 13 hosts existed were all Debian 12.
+        return str(data.get("debian", base.DEFAULT_RELEASE))
+
+    def erase_disk(self) -> None:
+        """Forget the host's disk, as reinstalling a server does; it must be stopped and unmounted."""
+        if unmount_all_under(self.dir):
+            raise RuntimeError(f"{self.spec.name}: cannot unmount everything under {self.dir}")
+        shutil.rmtree(self.dir)
+
     def mount_root(self, base_dir: Path, layer_dir: Path) -> None:
         if is_mount_point(self.root):
             return
@@ -71,8 +92,9 @@ class LabHost:
         for path in (ssh_dir, authorized):
             os.chown(path, *user_ids)
         authorized.chmod(0o600)
+        spec = self.spec
         (self.dir / "host.json").write_text(
-            json.dumps({"name": self.spec.name, "profile": self.spec.profile, "port": self.spec.port})
+            json.dumps({"name": spec.name, "profile": spec.profile, "port": spec.port, "debian": spec.debian})
         )
 
     def _login_user_ids(self) -> tuple[int, int]:

@@ -1,8 +1,11 @@
 """The lab's hosts: the committed inventory/lab plus generated scale-test hosts.
 
 hosts.yml is read directly (PyYAML) rather than through ansible-inventory: the
-lab needs only each host's lab_profile, ansible_port and groups, and parsing
-takes milliseconds where ansible-inventory takes seconds.
+lab needs only each host's lab_profile, ansible_port, lab_debian and groups, and
+parsing takes milliseconds where ansible-inventory takes seconds. lab_debian (the
+Debian release a host is installed with, "12" when unset) may also be set in a
+group's ``vars:`` in hosts.yml, as a site groups its hosts by release; the lab does
+not read group_vars/ or host_vars/, so a lab_debian there is refused.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from rocm_fleet.lab import paths
+from rocm_fleet.lab import base, paths
 from rocm_fleet.lab.host import HostSpec
+
+DEBIAN_VARIABLE = "lab_debian"
 
 GENERATED_GROUP = "scale_hosts"
 GENERATED_PORT_BASE = 2300
@@ -23,30 +28,87 @@ class InventoryError(ValueError):
     pass
 
 
-def _walk(group_name: str, group: dict, parents: tuple[str, ...], found: dict) -> None:
+def _walk(group_name: str, group: dict, parents: tuple[str, ...], settings: tuple, found: dict) -> None:
+    """Collect each host's own vars, groups and the lab_debian of every group above it (depth, value, group)."""
     group = group or {}
     lineage = (*parents, group_name)
+    if DEBIAN_VARIABLE in (group.get("vars") or {}):
+        settings = (*settings, (len(parents), group["vars"][DEBIAN_VARIABLE], group_name))
     for host_name, host_vars in (group.get("hosts") or {}).items():
-        entry = found.setdefault(host_name, {"vars": {}, "groups": set()})
+        entry = found.setdefault(host_name, {"vars": {}, "groups": set(), "group_debian": set()})
         entry["vars"].update(host_vars or {})
         entry["groups"].update(name for name in lineage if name != "all")
+        entry["group_debian"].update(settings)
     for child_name, child in (group.get("children") or {}).items():
-        _walk(child_name, child, lineage, found)
+        _walk(child_name, child, lineage, settings, found)
+
+
+def debian_release(host: str, value, where: str) -> str:
+    """A lab_debian value as a base.SUITES key, or an error naming the host and what to set."""
+    release = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if release not in base.SUITES:
+        known = ", ".join(f'"{key}" ({suite})' for key, suite in base.SUITES.items())
+        raise InventoryError(
+            f"{where}: host {host}: {DEBIAN_VARIABLE} {value!r} is not a Debian release the lab installs;"
+            f" set it to one of {known}, or leave it out for Debian {base.DEFAULT_RELEASE}"
+        )
+    return release
+
+
+def _host_release(name: str, entry: dict, hosts_file: Path) -> str:
+    """The host's own lab_debian, else its deepest group's (as Ansible's group depth decides), else the default."""
+    if DEBIAN_VARIABLE in entry["vars"]:
+        return debian_release(name, entry["vars"][DEBIAN_VARIABLE], str(hosts_file))
+    if not entry["group_debian"]:
+        return base.DEFAULT_RELEASE
+    deepest = max(depth for depth, _value, _group in entry["group_debian"])
+    chosen = sorted((group, value) for depth, value, group in entry["group_debian"] if depth == deepest)
+    if len({str(value) for _group, value in chosen}) > 1:
+        listed = ", ".join(f"group {group}: {value!r}" for group, value in chosen)
+        raise InventoryError(
+            f"{hosts_file}: host {name}: its groups disagree on {DEBIAN_VARIABLE} ({listed});"
+            f" set {DEBIAN_VARIABLE} on the host itself"
+        )
+    group, value = chosen[0]
+    return debian_release(name, value, f"{hosts_file} (group {group})")
+
+
+def _refuse_unread_debian_settings(inventory_dir: Path) -> None:
+    """lab_debian in group_vars/ or host_vars/ would give Ansible one release and the lab another."""
+    for directory in ("group_vars", "host_vars"):
+        for path in sorted((inventory_dir / directory).rglob("*")):
+            if not path.is_file() or path.suffix not in ("", ".yml", ".yaml"):
+                continue
+            data = yaml.safe_load(path.read_text())
+            if isinstance(data, dict) and DEBIAN_VARIABLE in data:
+                raise InventoryError(
+                    f"{path}: {DEBIAN_VARIABLE} is read by the lab from hosts.yml only (the Debian release each"
+                    f" host is installed with); move it to the host, or to a group's vars:, in"
+                    f" {inventory_dir / 'hosts.yml'}"
+                )
 
 
 def committed_hosts(inventory_dir: Path | None = None) -> list[HostSpec]:
-    hosts_file = (inventory_dir or paths.inventory_dir()) / "hosts.yml"
+    inventory_dir = inventory_dir or paths.inventory_dir()
+    hosts_file = inventory_dir / "hosts.yml"
     data = yaml.safe_load(hosts_file.read_text()) or {}
     found: dict = {}
     for group_name, group in data.items():
-        _walk(group_name, group, (), found)
+        _walk(group_name, group, (), {}, found)
+    _refuse_unread_debian_settings(inventory_dir)
     specs = []
     for name, entry in found.items():
         host_vars = entry["vars"]
         if "lab_profile" not in host_vars or "ansible_port" not in host_vars:
             raise InventoryError(f"{hosts_file}: host {name} needs lab_profile and ansible_port")
         specs.append(
-            HostSpec(name, host_vars["lab_profile"], int(host_vars["ansible_port"]), tuple(sorted(entry["groups"])))
+            HostSpec(
+                name,
+                host_vars["lab_profile"],
+                int(host_vars["ansible_port"]),
+                tuple(sorted(entry["groups"])),
+                debian=_host_release(name, entry, hosts_file),
+            )
         )
     _check_unique_ports(specs)
     return specs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -36,9 +37,14 @@ def existing_hosts() -> list[LabHost]:
     found = []
     for host_json in sorted((paths.state_dir() / "hosts").glob("*/host.json")):
         data = json.loads(host_json.read_text())
-        found.append(
-            LabHost(HostSpec(data["name"], data["profile"], data["port"], generated=data["name"].startswith("scale-")))
+        spec = HostSpec(
+            data["name"],
+            data["profile"],
+            data["port"],
+            generated=data["name"].startswith("scale-"),
+            debian=str(data.get("debian", base.DEFAULT_RELEASE)),
         )
+        found.append(LabHost(spec))
     return found
 
 
@@ -53,12 +59,36 @@ def _mirror():
     return mirror, mirror.ensure_mirror(paths.state_dir(), paths.cache_dir(), port=paths.mirror_port())
 
 
+def _install_distro_source(mirror, host: LabHost, info, log=print) -> None:
+    """The mirror's Debian subset of the host's own suite, as a cloud image's distro source.
+
+    A mirror without per-suite subsets serves Debian 12's only, which a Debian 13 host must
+    never get (apt would mix releases): such a host then has no distro source.
+    """
+    if "suite" in inspect.signature(mirror.install_distro_source).parameters:
+        mirror.install_distro_source(host.root, info, suite=host.spec.suite)
+    elif host.spec.suite == base.SUITE:
+        mirror.install_distro_source(host.root, info)
+    else:
+        log(f"lab: {host.spec.name}: the mirror has no Debian {host.spec.debian} subset; no distro source")
+
+
+def _reinstall_if_release_changed(host: LabHost) -> str | None:
+    """A host whose disk holds another Debian release than the inventory names is reinstalled (disk dropped)."""
+    installed = host.installed_release()
+    if installed is None or installed == host.spec.debian:
+        return None
+    host.stop()
+    host.erase_disk()
+    return f"{host.spec.name} (Debian {installed} -> {host.spec.debian})"
+
+
 def up(extra_hosts: int = 0, log=print) -> dict:
     """Start what the inventory (plus ``extra_hosts`` generated hosts) has and the lab lacks; stop the rest."""
     started_at = time.monotonic()
     wanted = inventory.desired_hosts(extra_hosts)
     paths.state_dir().mkdir(parents=True, exist_ok=True)
-    base_dir = base.ensure_base(log=log)
+    bases = base.ensure_bases({spec.suite for spec in wanted}, log=log)
     layer_dir = layer.ensure_layer()
     public_key = _ensure_controller_key()
     if not (paths.state_dir() / "proc-sys").exists():
@@ -76,14 +106,15 @@ def up(extra_hosts: int = 0, log=print) -> dict:
             stopped.append(host.spec.name)
 
     hosts = [LabHost(spec) for spec in wanted]
+    reinstalled = [change for change in map(_reinstall_if_release_changed, hosts) if change]
     started = []
     for host in hosts:
         if host.is_running():
             continue
-        host.mount_root(base_dir, layer_dir)
+        host.mount_root(bases[host.spec.suite], layer_dir)
         host.configure(public_key)
         if mirror:
-            mirror.install_distro_source(host.root, mirror_info)
+            _install_distro_source(mirror, host, mirror_info, log)
         host.start()
         started.append(host.spec.name)
     _known_hosts(hosts)
@@ -96,6 +127,7 @@ def up(extra_hosts: int = 0, log=print) -> dict:
     result = {
         "started": started,
         "stopped": stopped,
+        "reinstalled": reinstalled,
         "already_up": [host.spec.name for host in hosts if host.spec.name not in started],
         "not_ready": not_ready,
         "seconds": round(time.monotonic() - started_at, 1),
@@ -115,6 +147,7 @@ def status() -> list[dict]:
                 "state": state.get("state", "down"),
                 "port": host.spec.port,
                 "profile": host.spec.profile,
+                "debian": host.spec.debian,
                 "boot_id": state.get("boot_id") if state.get("state") == "running" else None,
                 "pid": host.supervisor_pid(),
                 "amdgpu": state.get("amdgpu_loaded"),
@@ -165,7 +198,7 @@ def reset(log=print) -> dict:
 
 def start_host(host: LabHost, timeout: float = 60) -> bool:
     """Power one host on again (the `start` fault); True once its sshd answers."""
-    host.mount_root(base.ensure_base(), layer.ensure_layer())
+    host.mount_root(base.ensure_base(host.spec.suite), layer.ensure_layer())
     host.start()
     return host.wait_ready(time.monotonic() + timeout)
 

@@ -15,9 +15,11 @@ Only what decides a node's permissions is evaluated:
 A rule with a key that needs a program or the udev database (PROGRAM, RESULT, TEST,
 TAG, SYSCTL, ...) as a match is skipped: the lab cannot decide it.
 
-The base image has no udev package, yet every real Debian 12 machine has one (it is
+The base images have no udev package, yet every real Debian machine has one (it is
 Priority important), so when the host has no 50-udev-default.rules the GPU lines of
 Debian 12's (udev 252.39-1~deb12u2, /lib/udev/rules.d/50-udev-default.rules) stand in.
+Debian 13's (udev 257.13-1~deb13u1, /usr/lib/udev/rules.d/50-udev-default.rules) has
+the same drm, renderD and kfd lines, so one stand-in serves hosts of both releases.
 """
 
 from __future__ import annotations

@@ -19,7 +19,11 @@ INSTALL_ROCM_SMI = """\
 ---
 - name: Install rocm-smi from the lab mirror, as the repo and packages roles would
   hosts: all
-  gather_facts: false
+  # The release decides AMD's Ubuntu suite (__repo_default_apt_suite of the repo role's OS data).
+  gather_facts: true
+  gather_subset: [min]
+  vars_files:
+    - {repo_vars}
   vars:
     rocm_version: "6.4.1"
   tasks:
@@ -34,7 +38,7 @@ INSTALL_ROCM_SMI = """\
         content: |
           Types: deb
           URIs: {{ repo_rocm_base_url }}/{{ rocm_version }}
-          Suites: {{ repo_codename }}
+          Suites: {{ repo_codename or __repo_default_apt_suite }}
           Components: main
           Architectures: amd64
           Signed-By: /etc/apt/keyrings/rocm.asc
@@ -96,7 +100,7 @@ def gpu_facts(pattern: str, timeout: int = 30) -> dict:
 
 def install_rocm_smi(pattern: str, tmp_path: Path) -> None:
     playbook = tmp_path / "install-rocm-smi.yml"
-    playbook.write_text(INSTALL_ROCM_SMI)
+    playbook.write_text(INSTALL_ROCM_SMI.replace("{repo_vars}", str(REPO / "roles" / "repo" / "vars" / "Debian.yml")))
     result = subprocess.run(
         [str(BIN / "ansible-playbook"), "-i", str(LAB_INVENTORY), "--limit", pattern, str(playbook)],
         cwd=REPO,
