@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_text import (
     TOOL,
+    drop_shared_buses,
     raise_on_error_lines,
     read_static_entry,
 )
@@ -50,14 +51,14 @@ def parse_amd_smi_list_json(text):
                 kfd_node=tool_int(entry.get("node_id")),
             )
         )
-    return report
+    return drop_shared_buses(report, "list --json")
 
 
 def parse_amd_smi_static_json(text):
     report = new_report()
     for entry in _gpu_entries(text, report):
         read_static_entry(report, entry)
-    return report
+    return drop_shared_buses(report, "static --json")
 
 
 def parse_amd_smi_topology_json(text):

@@ -24,6 +24,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     normalize_pci_bus,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
+    add_warning,
     first_line,
     normalize_gfx_target,
     plain_value,
@@ -102,7 +103,7 @@ def parse_amd_smi_list_text(text):
     _read_version_line(report, text)
     if not blocks:
         raise GpuParseError("not 'amd-smi list' output", first_line(text) or "<empty output>")
-    return report
+    return drop_shared_buses(report, "list")
 
 
 def parse_amd_smi_static_text(text):
@@ -115,7 +116,7 @@ def parse_amd_smi_static_text(text):
     for index, fields in blocks:
         fields["gpu"] = index
         read_static_entry(report, fields)
-    return report
+    return drop_shared_buses(report, "static")
 
 
 def read_static_entry(report, entry):
@@ -158,6 +159,25 @@ def parse_amd_smi_summary(text):
             pending = None
     if report["tool_version"] is None and not report["devices"]:
         raise GpuParseError("not the amd-smi summary table", first_line(text) or "<empty output>")
+    return drop_shared_buses(report, "(default table)")
+
+
+def drop_shared_buses(report, command):
+    """Forget a PCI address several GPUs share without KFD nodes to tell them apart (partitions
+    have their own): it says nothing about them. On the lab's hardware model amd-smi 6.1.2
+    printed 0000:00:00.0 for seven of eight GPUs."""
+    by_bus = {}
+    for device in report["devices"]:
+        if device["pci_bus"]:
+            by_bus.setdefault(device["pci_bus"], []).append(device)
+    for bus, devices in sorted(by_bus.items()):
+        nodes = [device["kfd_node"] for device in devices]
+        if len(devices) > 1 and (None in nodes or len(set(nodes)) < len(nodes)):
+            for device in devices:
+                device["pci_bus"] = None
+            add_warning(
+                report, "%s %s: %d GPUs share the PCI address %s; not used" % (TOOL, command, len(devices), bus)
+            )
     return report
 
 

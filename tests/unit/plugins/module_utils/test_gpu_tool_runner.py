@@ -19,10 +19,10 @@ def printing_tool(tmp_path, data):
 
 def test_raw_8bit_csi_bytes_are_stripped_not_replaced(tmp_path):
     data = b"\x9b1;32m" + BANNER.encode() + b"\x9b0m\x1b(B\x1b[m\n"
-    rc, stdout, stderr = printing_tool(tmp_path, data)([])
+    rc, stdout, _ = printing_tool(tmp_path, data)([])
     assert rc == 0 and clean_lines(stdout) == [BANNER]
 
 
 def test_utf8_is_kept_and_other_bad_bytes_become_replacement_characters(tmp_path):
-    rc, stdout, stderr = printing_tool(tmp_path, "47.0\u00b0C ".encode() + b"\xff\n")([])
+    _, stdout, _ = printing_tool(tmp_path, "47.0\u00b0C ".encode() + b"\xff\n")([])
     assert stdout == "47.0\u00b0C \ufffd\n"
