@@ -51,6 +51,10 @@ KFD_DENIED_MESSAGE = (
     "cannot open /dev/kfd (permission denied): the user running rocminfo must be in the 'render' "
     "group (and 'video' on older distributions), or the container must be given /dev/kfd and /dev/dri"
 )
+KFD_NO_DRIVER_MESSAGE = (
+    "cannot open /dev/kfd (no such device): the device node exists but no amdgpu KFD answers it; "
+    "load amdgpu and check that it found the GPUs (dmesg)"
+)
 KFD_MISSING_MESSAGE = (
     "cannot open /dev/kfd (no such file): the amdgpu driver is not loaded, or the container "
     "was not given /dev/kfd and /dev/dri"
@@ -60,8 +64,9 @@ _FATAL = (
     re.compile(r"^Traceback|Segmentation fault|Aborted", re.I),
 )
 # Printed under sudo and in containers when the login name is unknown; the agents follow
-# as usual (ROCm/ROCm#928, comment 4), so it is a warning, not a failure.
-_NOT_FATAL = (re.compile(r"^Failed to get user name to check for video group membership", re.I),)
+# as usual (ROCm/ROCm#928, comment 4), so it is a warning, not a failure. rocminfo 6.1.2
+# and 7.2.4 name the root group where older releases name video.
+_NOT_FATAL = (re.compile(r"^Failed to get user name to check for \S+ group membership", re.I),)
 
 
 def parse_rocminfo(text):
@@ -139,6 +144,8 @@ def _kfd_open_problem(reason):
         return KFD_DENIED_MESSAGE
     if "no such file" in lowered:
         return KFD_MISSING_MESSAGE
+    if "no such device" in lowered:
+        return KFD_NO_DRIVER_MESSAGE
     return "cannot open /dev/kfd (%s): check that amdgpu is loaded and matches this ROCm release" % (
         reason.strip() or "no reason given"
     )

@@ -1,16 +1,19 @@
-"""Outputs real amd-smi releases printed in the lab, on the hardware model mi300x-8.
+"""Outputs real amd-smi and rocminfo releases printed in the lab, on the hardware model mi300x-8.
 
 Generated, not captured on a machine (tests/fixtures/captures/lab/README.md): printed by
-amd-smi 27.1.0 (Debian amd-smi 10.1-1, forky) and amd-smi 24.5.2 (Debian amd-smi 6.1.2+ds-2,
-trixie). They fix the format of those releases; values the model did not supply yet (N/A
-names, garbage addresses) show how the parsers treat what a tool cannot say.
+amd-smi 27.1.0 (Debian amd-smi 10.1-1, forky), amd-smi 24.5.2 (Debian amd-smi 6.1.2+ds-2,
+trixie) and rocminfo 7.2.4 (Debian rocminfo 7.2.4-1, forky). They fix the format of those
+releases; values the model did not supply yet (N/A names, garbage addresses, no amdkfd)
+show how the parsers treat what a tool cannot say.
 """
 
 from pathlib import Path
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocminfo as rocminfo
 
-LAB = Path(__file__).resolve().parents[3] / "fixtures" / "captures" / "lab"
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"
+LAB = CAPTURES / "lab"
 MI300X_8_BUSES = ["0000:%s:00.0" % bus for bus in ("0c", "22", "38", "5c", "9f", "af", "bf", "df")]
 MI300X_VRAM = 196608 * 1024 * 1024  # {"value": 196608, "unit": "MB"}: amd-smi's MB are MiB
 
@@ -89,3 +92,22 @@ def test_amd_smi_24_5_addresses_it_cannot_read_or_shares_are_not_used():
     state, report = amd_smi.collect_amd_smi(run)
     assert state == "ok" and [d["pci_bus"] for d in report["devices"]] == [None] * 8
     assert any("7 GPUs share the PCI address 0000:00:00.0" in warning for warning in report["warnings"])
+
+
+ROCMINFO_NO_KFD = "rocminfo-7.2.4_lab-mi300x-8_no-amdkfd-behind-dev-kfd.txt"
+
+
+def test_rocminfo_7_2_without_amdkfd_names_the_driver_not_the_group():
+    state, report = rocminfo.collect_rocminfo(lambda args: (1, output(ROCMINFO_NO_KFD), ""))
+    assert state == "failed"
+    assert "/dev/kfd (no such device)" in report["warnings"][0] and "load amdgpu" in report["warnings"][0]
+
+
+def test_rocminfo_7_2_user_name_line_naming_the_root_group_is_a_warning():
+    # The user-name line as rocminfo 7.2.4 printed it, placed in a real 4x MI300X rocminfo capture.
+    line = next(line for line in output(ROCMINFO_NO_KFD).splitlines() if "Failed to get user name" in line)
+    text = (CAPTURES / "mi300x-4gpu_rocm6.0-6.1_rocminfo.txt").read_text(encoding="utf-8")
+    first, rest = text.split("\n", 1)
+    state, report = rocminfo.collect_rocminfo(lambda args: (0, first + "\n" + line + "\n" + rest, ""))
+    assert state == "ok" and len(report["devices"]) == 4
+    assert report["warnings"] == ["rocminfo: Failed to get user name to check for root group membership"]
