@@ -102,9 +102,7 @@ class Profile:
         """The server after one GPU vanished from the bus (dead card, failed link training)."""
         self._check_gpu_index(index)
         renumber = {old: old - (old > index) for old in range(len(self.gpus)) if old != index}
-        links = {
-            frozenset(renumber[k] for k in pair): link for pair, link in self.links.items() if index not in pair
-        }
+        links = {frozenset(renumber[k] for k in pair): link for pair, link in self.links.items() if index not in pair}
         gpus = self.gpus[:index] + self.gpus[index + 1 :]
         return dataclasses.replace(self, gpus=gpus, links=links)
 

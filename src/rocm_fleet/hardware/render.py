@@ -113,7 +113,7 @@ def render_profile(profile, root):
     nodes = []
     if profile.driver_loaded:
         _render_module(tree, profile)
-        render_kfd(profile, tree.write, tree.link)
+        render_kfd(profile, tree.write, tree.link, tree.mkdir)
         tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
         nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0))

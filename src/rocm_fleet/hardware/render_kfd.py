@@ -7,6 +7,18 @@ io_link to its CPU node (weight 20) and one XGMI io_link per hive peer; each
 CPU node links to the other CPU nodes (type 5 QPI, weight = SLIT distance) and
 gets the reverse link of every GPU attached to it, as kfd_parse_subtype_iolink
 creates them.
+
+Every node has the directories kfd_build_sysfs_node_entry creates (mem_banks,
+caches, io_links, p2p_links, perf), empty where the node has none: rocm_smi_lib
+6.x asserts on a missing p2p_links directory (rocm_smi_io_link.cc
+DiscoverLinksPerNode) and amd-smi then aborts in ``topology``. p2p_links hold
+the indirect links kfd_create_indirect_link_prop adds for each GPU: one to every
+CPU node but its own (weight = its PCIe link + that CPU-CPU link) and, for a
+large-BAR GPU (all VRAM visible, as the profiles render it), the reverse link in
+that CPU node. Peer GPU-GPU p2p links (CONFIG_HSA_AMD_P2P, PCIe peers only) are
+not rendered: real PCIe-only pairs show DISABLED access in amd-smi (shared
+capture unknown-2gpu-pcie_rocm6.1.1_amd-smi-topology-a-t-json.txt).
+(Kernel: drivers/gpu/drm/amd/amdkfd/kfd_topology.c, gregkh/linux@213edb43.)
 """
 
 from __future__ import annotations
@@ -26,6 +38,8 @@ HEAP_TYPE_FB_PUBLIC = 1
 XGMI_BANDWIDTH_MBS = 64000
 PCIE_BANDWIDTH_MBS = {"32.0 GT/s PCIe": 63015, "16.0 GT/s PCIe": 31507, "8.0 GT/s PCIe": 15753}
 DEFAULT_WAVES_PER_SIMD = 8
+# kfd_build_sysfs_node_entry creates these below every node, empty or not.
+NODE_DIRECTORIES = ("mem_banks", "caches", "io_links", "p2p_links", "perf")
 
 
 def kfd_gpu_id(gpu):
@@ -46,8 +60,8 @@ def hive_id(profile, index):
     return (zlib.crc32(profile.name.encode()) | 1) if has_peer else 0
 
 
-def render_kfd(profile, write, link):
-    """Write the KFD topology through ``write(relpath, text)`` and ``link(relpath, target)``."""
+def render_kfd(profile, write, link, mkdir):
+    """Write the KFD topology through ``write(relpath, text)``, ``link(relpath, target)`` and ``mkdir(relpath)``."""
     base = "devices/virtual/kfd/kfd"
     write(base + "/topology/generation_id", "1\n")
     write(base + "/topology/system_properties", "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")
@@ -68,29 +82,49 @@ def render_kfd(profile, write, link):
             peer_link = profile.link(index, peer)
             if peer != index and peer_link is not None:
                 peer_node = profile.kfd_node_of_gpu(peer)
-                io_links[node].append(
-                    _io_link(IOLINK_TYPE_XGMI, node, peer_node, peer_link.weight, XGMI_BANDWIDTH_MBS)
-                )
+                io_links[node].append(_io_link(IOLINK_TYPE_XGMI, node, peer_node, peer_link.weight, XGMI_BANDWIDTH_MBS))
 
+    p2p_links = _indirect_links(profile)
     for node, cpu in enumerate(profile.cpus):
-        _write_node(write, base, node, 0, "", _cpu_properties(cpu, len(io_links[node])), io_links[node], None)
+        links = (io_links[node], p2p_links[node])
+        properties = _cpu_properties(cpu, len(links[0]), len(links[1]))
+        _write_node(write, mkdir, base, node, 0, "", properties, links, None)
     for index, gpu in enumerate(profile.gpus):
         node = profile.kfd_node_of_gpu(index)
-        properties = _gpu_properties(profile, index, len(io_links[node]))
+        links = (io_links[node], p2p_links[node])
+        properties = _gpu_properties(profile, index, len(links[0]), len(links[1]))
         bank = "heap_type %d\nsize_in_bytes %d\nflags 0\nwidth 4096\nmem_clk_max 1300\n" % (
             HEAP_TYPE_FB_PUBLIC,
             gpu.vram_bytes,
         )
-        _write_node(write, base, node, kfd_gpu_id(gpu), gpu.kfd_name, properties, io_links[node], bank)
+        _write_node(write, mkdir, base, node, kfd_gpu_id(gpu), gpu.kfd_name, properties, links, bank)
 
 
-def _write_node(write, base, node, gpu_id, name, properties, links, mem_bank):
+def _indirect_links(profile):
+    """p2p_links per KFD node, in the order kfd_create_indirect_link_prop adds them (GPU probe order)."""
+    links = {node: [] for node in range(len(profile.cpus) + len(profile.gpus))}
+    for index, gpu in enumerate(profile.gpus):
+        node, own_cpu = profile.kfd_node_of_gpu(index), profile.kfd_node_of_numa(gpu.numa_node)
+        for cpu_node, cpu in enumerate(profile.cpus):
+            if cpu_node == own_cpu:
+                continue
+            weight = PCIE_TO_CPU_WEIGHT + profile.numa_distance[cpu.numa_node][gpu.numa_node]
+            # Bandwidth: the kernel takes the min() with the CPU-CPU link's, which carries none (0).
+            links[node].append(_io_link(IOLINK_TYPE_PCIEXPRESS, node, cpu_node, weight, 0))
+            links[cpu_node].append(_io_link(IOLINK_TYPE_PCIEXPRESS, cpu_node, node, weight, 0))
+    return links
+
+
+def _write_node(write, mkdir, base, node, gpu_id, name, properties, links, mem_bank):
     prefix = "%s/topology/nodes/%d" % (base, node)
     write(prefix + "/gpu_id", "%d\n" % gpu_id)
     write(prefix + "/name", name + "\n")
     write(prefix + "/properties", "".join("%s %d\n" % item for item in properties))
-    for number, text in enumerate(links):
-        write("%s/io_links/%d/properties" % (prefix, number), text)
+    for directory in NODE_DIRECTORIES:
+        mkdir(prefix + "/" + directory)
+    for directory, entries in zip(("io_links", "p2p_links"), links, strict=True):
+        for number, text in enumerate(entries):
+            write("%s/%s/%d/properties" % (prefix, directory, number), text)
     if mem_bank is not None:
         write(prefix + "/mem_banks/0/properties", mem_bank)
 
@@ -113,20 +147,24 @@ def _io_link(link_type, node_from, node_to, weight, bandwidth):
     return "".join("%s %d\n" % field for field in fields)
 
 
-def _cpu_properties(cpu, io_link_count):
+def _cpu_properties(cpu, io_link_count, p2p_link_count):
     first_core = int(cpu.cpulist.split(",")[0].split("-")[0])
-    return _common_properties(cpu_cores_count=cpu.cores, io_links_count=io_link_count, cpu_core_id_base=first_core) + [
-        ("max_engine_clk_ccompute", 3700)
-    ]
+    return _common_properties(
+        cpu_cores_count=cpu.cores,
+        io_links_count=io_link_count,
+        p2p_links_count=p2p_link_count,
+        cpu_core_id_base=first_core,
+    ) + [("max_engine_clk_ccompute", 3700)]
 
 
-def _gpu_properties(profile, index, io_link_count):
+def _gpu_properties(profile, index, io_link_count, p2p_link_count):
     gpu = profile.gpus[index]
     node = profile.kfd_node_of_gpu(index)
     common = _common_properties(
         simd_count=gpu.compute_units * gpu.simd_per_cu,
         mem_banks_count=1,
         io_links_count=io_link_count,
+        p2p_links_count=p2p_link_count,
         simd_id_base=0x80001000 + 0x10 * node,
         max_waves_per_simd=DEFAULT_WAVES_PER_SIMD,
         lds_size_in_kb=64,
