@@ -1,13 +1,16 @@
-"""The lab's signed package mirror, exercised by apt in a throwaway Debian 12 root.
+"""The lab's signed package mirror, exercised by apt in throwaway Debian 12 and 13 roots.
 
-Needs root (overlayfs, chroot), the lab base image (built and cached on first use)
-and, on the first run only, network access to fetch the Debian packages it serves.
+Needs root (overlayfs, chroot), the lab bases of Debian 12 and 13 (built and cached on
+first use) and, on the first run only, network access to fetch the Debian packages it
+serves. Every release the mirror serves is installed on the Debian release of each
+codename (jammy: Debian 12, noble: Debian 13), as AMD's Debian instructions map them.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -32,8 +35,38 @@ from rocm_fleet.lab.mirror import (  # noqa: E402
     stop_mirror,
 )
 
-ROCM = "6.4.1"
 PIN = "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n"
+SUITE = {"jammy": "bookworm", "noble": "trixie"}
+UBUNTU = {"jammy": "22.04", "noble": "24.04"}
+# What each release names, in AMD's formats (catalog.py cites the sources); {u} is the
+# codename's Ubuntu version. 7.x drivers come from the amdgpu 30.x line's directory.
+RELEASES = {
+    "6.3.3": {"amdgpu": "6.3.3", "graphics": False, "rocm-core": "6.3.3.60303-74~{u}",
+              "amdgpu-dkms": "1:6.10.5.60303-2119913.{u}", "module": "6.10.5", "dkms": "6.10.5-2119913.{u}"},
+    "6.4.1": {"amdgpu": "6.4.1", "graphics": False, "rocm-core": "6.4.1.60401-83~{u}",
+              "amdgpu-dkms": "1:6.12.12.60401-2164967.{u}", "module": "6.12.12", "dkms": "6.12.12-2164967.{u}"},
+    "7.1.1": {"amdgpu": "30.20.1", "graphics": True, "rocm-core": "7.1.1.70101-38~{u}",
+              "amdgpu-dkms": "1:6.16.6.30200100-2255209.{u}", "module": "6.16.6", "dkms": "6.16.6-2255209.{u}"},
+    "7.2.3": {"amdgpu": "30.30.3", "graphics": True, "rocm-core": "7.2.3.70203-90~{u}",
+              "amdgpu-dkms": "1:6.16.13.30300300-2327507.{u}", "module": "6.16.13", "dkms": "6.16.13-2327507.{u}"},
+}  # fmt: skip
+# Debian's real tools each (release, codename) carries: its host release's, except the
+# newest 7.x on noble, which carries Debian forky's (they install on Debian 13).
+TOOLS = {
+    "bookworm": {"rocm-smi": "5.2.3-2", "rocminfo": "5.2.3-2"},
+    "trixie": {"rocm-smi": "6.1.2-1", "amd-smi": "6.1.2+ds-2", "rocminfo": "6.1.2-2"},
+    "forky": {"rocm-smi": "6.4.1-1.1", "amd-smi": "10.1-1", "rocminfo": "7.2.4-1"},
+}
+# Without a loaded amdgpu each amd-smi refuses to start, in its own words.
+AMD_SMI_WITHOUT_DRIVER = {
+    "trixie": "Unable to get devices, driver not initialized (amdgpu not found in modules)",
+    "forky": "Drivers not loaded (amdgpu, amd_hsmp, ionic, bnxt_en drivers not found in modules)",
+}
+COMBOS = [(release, codename) for release in RELEASES for codename in SUITE]
+
+
+def _tools(release: str, codename: str) -> str:
+    return "forky" if (release, codename) == ("7.2.3", "noble") else SUITE[codename]
 
 
 def _free_port() -> int:
@@ -50,57 +83,77 @@ def mirror(tmp_path_factory):
     stop_mirror(info)
 
 
-@pytest.fixture(scope="module")
-def base_image():
-    return base.ensure_base()
-
-
 @pytest.fixture
-def host(tmp_path, base_image, mirror):
-    """A throwaway copy-on-write root of the base image that trusts the mirror's Debian subset."""
-    upper, work, root = tmp_path / "upper", tmp_path / "work", tmp_path / "root"
-    for path in (upper, work, root):
-        path.mkdir()
-    options = f"lowerdir={base_image},upperdir={upper},workdir={work}"
-    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(root)], check=True)
-    mounted = [root]
-    try:
+def new_host(tmp_path, mirror):
+    """new_host(suite): a throwaway copy-on-write root of that base, trusting its Debian subset."""
+    mounted = []
+
+    def make(suite: str = "bookworm") -> Path:
+        top = tmp_path / suite
+        upper, work, root = top / "upper", top / "work", top / "root"
+        for path in (upper, work, root):
+            path.mkdir(parents=True)
+        options = f"lowerdir={base.ensure_base(suite)},upperdir={upper},workdir={work}"
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(root)], check=True)
+        mounted.append(root)
         for fs in ("proc", "dev"):
             subprocess.run(["mount", "--rbind", f"/{fs}", str(root / fs)], check=True)
             mounted.append(root / fs)
         install_distro_source(root, mirror)
-        yield root
-    finally:
-        set_mirror_fault(mirror, None)
-        for path in reversed(mounted):
-            subprocess.run(["umount", "--recursive", "--lazy", str(path)], check=False)
+        return root
+
+    yield make
+    set_mirror_fault(mirror, None)
+    for path in reversed(mounted):
+        subprocess.run(["umount", "--recursive", "--lazy", str(path)], check=False)
 
 
-def apt_ok(root: Path, command: str) -> None:
+@pytest.fixture
+def host(new_host):
+    return new_host("bookworm")
+
+
+def apt_ok(root: Path, command: str) -> str:
     result = run(root, command)
     assert result.returncode == 0, f"{command}:\n{result.stdout}{result.stderr}"
+    return result.stdout
 
 
 def run(root: Path, command: str) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}
     return subprocess.run(
-        ["chroot", str(root), "/bin/sh", "-c", command], capture_output=True, text=True, env=env, timeout=180
+        ["chroot", str(root), "/bin/sh", "-c", command], capture_output=True, text=True, env=env, timeout=300
     )
 
 
-def configure_rocm(root: Path, mirror, key_url: str, codename: str = "jammy") -> None:
-    """What AMD's Debian instructions do: dearmored key, amdgpu + rocm sources, the 600 pin."""
+def repository_lines(mirror, release: str, codename: str) -> dict[str, str]:
+    """AMD's Debian instructions: amdgpu.list (no i386 on Debian), rocm.list (+ graphics for 7.x)."""
+    options = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
+    rocm = [f"deb {options} {mirror.rocm_repo_url(release)} {codename} main"]
+    if mirror.graphics_repo_url(release):
+        rocm.append(f"deb {options} {mirror.graphics_repo_url(release)} {codename} main")
+    return {
+        "amdgpu.list": f"deb {options} {mirror.amdgpu_repo_url(release)} {codename} main\n",
+        "rocm.list": "\n".join(rocm) + "\n",
+    }
+
+
+def configure_rocm(root: Path, mirror, key_url: str, release: str = "6.4.1", codename: str = "jammy") -> None:
+    """What AMD's Debian instructions do: the dearmored key, the sources, the 600 pin."""
     with urllib.request.urlopen(key_url, timeout=10) as response:
         keyring = signing.dearmor(response.read().decode())
     (root / "etc/apt/keyrings").mkdir(parents=True, exist_ok=True)
     (root / "etc/apt/keyrings/rocm.gpg").write_bytes(keyring)
-    options = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
-    (root / "etc/apt/sources.list.d/amdgpu.list").write_text(
-        f"deb {options} {mirror.amdgpu_repo_url(ROCM)} {codename} main\n"
-    )
-    rocm_line = f"deb {options} {mirror.rocm_repo_url(ROCM)} {codename} main\n"
-    (root / "etc/apt/sources.list.d/rocm.list").write_text(rocm_line)
+    for name, text in repository_lines(mirror, release, codename).items():
+        (root / "etc/apt/sources.list.d" / name).write_text(text)
     (root / "etc/apt/preferences.d/rocm-pin-600").write_text(PIN)
+
+
+def policy(root: Path, package: str) -> dict:
+    """apt-cache policy of one package: its candidate and the source lines of each version."""
+    text = apt_ok(root, f"apt-cache policy {package}")
+    candidate = re.search(r"Candidate: (\S+)", text)
+    return {"candidate": candidate.group(1) if candidate else None, "text": text}
 
 
 def test_committed_keys_have_the_pinned_fingerprints():
@@ -113,31 +166,58 @@ def test_committed_keys_have_the_pinned_fingerprints():
 
 def test_mirror_serves_amd_layout(mirror):
     assert mirror_status(mirror)["running"]
-    for url in (
-        f"{mirror.rocm_repo_url(ROCM)}/dists/jammy/InRelease",
-        f"{mirror.rocm_repo_url('6.3.3')}/dists/noble/Release.gpg",
-        f"{mirror.amdgpu_repo_url(ROCM)}/dists/jammy/main/binary-amd64/Packages.gz",
-        f"{mirror.debian_url}/dists/bookworm/InRelease",
-        mirror.rocm_key_url,
-    ):
+    urls = [f"{mirror.debian_url}/dists/{suite}/InRelease" for suite in ("bookworm", "trixie")] + [mirror.rocm_key_url]
+    for release, spec in RELEASES.items():
+        assert mirror.amdgpu_repo_url(release) == f"{mirror.base_url}/amdgpu/{spec['amdgpu']}/ubuntu"
+        assert mirror.rocm_repo_url(release) == f"{mirror.base_url}/rocm/apt/{release}"
+        graphics = mirror.graphics_repo_url(release)
+        assert graphics == (f"{mirror.base_url}/graphics/{release}/ubuntu" if spec["graphics"] else None)
+        for codename in SUITE:
+            for repo in filter(None, (mirror.rocm_repo_url(release), mirror.amdgpu_repo_url(release), graphics)):
+                urls += [f"{repo}/dists/{codename}/InRelease", f"{repo}/dists/{codename}/Release.gpg"]
+    for url in urls:
         with urllib.request.urlopen(url, timeout=10) as response:
             assert response.status == 200, url
 
 
-def test_apt_installs_real_tools_from_the_signed_mirror(host, mirror):
-    configure_rocm(host, mirror, mirror.rocm_key_url)
-    update = run(host, "apt-get update")
-    assert update.returncode == 0 and "W:" not in update.stdout + update.stderr, update.stdout + update.stderr
-    install = run(host, "apt-get install -y -q rocm-smi-lib rocminfo")
-    assert install.returncode == 0, install.stdout + install.stderr
-    assert run(host, "dpkg-query -W -f '${Version}' rocminfo").stdout == "1.0.0.60401-83~22.04"
-    smi = run(host, f"/opt/rocm-{ROCM}/bin/rocm-smi --help")
+@pytest.mark.parametrize(("release", "codename"), COMBOS, ids=[f"{r}-{c}" for r, c in COMBOS])
+def test_release_installs_with_its_real_tools_on_its_debian(new_host, mirror, release, codename):
+    root = new_host(SUITE[codename])
+    configure_rocm(root, mirror, mirror.rocm_key_url, release, codename)
+    update = run(root, "apt-get update")
+    output = update.stdout + update.stderr
+    assert update.returncode == 0 and "W:" not in output, output  # signed-by verified, nothing trusted=yes
+    expected = {key: value.format(u=UBUNTU[codename]) for key, value in RELEASES[release].items() if key != "graphics"}
+    core = policy(root, f"rocm-core{release}")
+    assert core["candidate"] == expected["rocm-core"]
+    assert f"600 {mirror.rocm_repo_url(release)} {codename}/main amd64 Packages" in core["text"]
+    dkms = policy(root, "amdgpu-dkms")
+    assert dkms["candidate"] == expected["amdgpu-dkms"]
+    assert f"600 {mirror.amdgpu_repo_url(release)} {codename}/main amd64 Packages" in dkms["text"]
+    # The roles' base set: ROCm 7 takes amd-smi-lib instead of rocm-smi-lib; both are served.
+    base_set = f"rocm-core{release} rocm-language-runtime{release} rocminfo{release}"
+    apt_ok(root, f"apt-get install -y -q {base_set} rocm-smi-lib{release} amd-smi-lib{release}")
+    tools = TOOLS[_tools(release, codename)]
+    for package, version in tools.items():
+        if package != "rocminfo":  # repackaged into AMD's rocminfo, not installed under Debian's name
+            assert run(root, f"dpkg-query -W -f '${{Version}}' {package}").stdout == version, package
+    bin_dir = f"/opt/rocm-{release}/bin"
+    smi = run(root, f"{bin_dir}/rocm-smi --help")
     assert smi.returncode == 0 and "--showtopo" in smi.stdout, smi.stdout + smi.stderr
-    # Debian's real rocminfo binary: it runs, and without a GPU reports what the real one does.
-    info = run(host, f"/opt/rocm-{ROCM}/bin/rocminfo")
-    assert "ROCk module" in info.stdout + info.stderr, info.stdout + info.stderr
-    assert os.readlink(host / "etc/alternatives/rocm") == f"/opt/rocm-{ROCM}"
-    assert (host / f"opt/rocm-{ROCM}/.info/version").read_text() == f"{ROCM}-83\n"
+    info = run(root, f"{bin_dir}/rocminfo")
+    assert "ROCk module is NOT loaded" in info.stdout + info.stderr, info.stdout + info.stderr
+    if "amd-smi" in tools:
+        version = run(root, f"{bin_dir}/amd-smi version")
+        assert AMD_SMI_WITHOUT_DRIVER[_tools(release, codename)] in version.stdout + version.stderr
+    else:
+        assert not (root / f"opt/rocm-{release}/bin/amd-smi").exists()
+        assert (
+            "packages no amd-smi"
+            in (root / f"opt/rocm-{release}/share/doc/amd-smi-lib{release}/LAB-PLACEHOLDER").read_text()
+        )
+    if RELEASES[release]["graphics"]:  # hsa-rocr takes AMD's libdrm from the graphics repository
+        assert run(root, "dpkg-query -W -f '${Status}' libdrm-amdgpu-amdgpu1").stdout == "install ok installed"
+    assert os.readlink(root / "etc/alternatives/rocm") == f"/opt/rocm-{release}"
 
 
 def test_versioned_releases_install_side_by_side_and_never_mix(host, mirror):
@@ -156,6 +236,20 @@ def test_versioned_releases_install_side_by_side_and_never_mix(host, mirror):
     assert "Removing rocm-core6.4.1 " in mixed.stdout, mixed.stdout
     assert run(host, "dpkg-query -W -f '${Status}' rocm-core6.4.1").stdout != "install ok installed"
     assert (host / "opt/rocm-6.3.3/.info/version").exists() and (host / "opt/rocm-6.4.1/.info/version").exists()
+
+
+def test_two_7x_releases_share_one_debian13_host(new_host, mirror):
+    """7.1.1 (Debian 13's tools) beside 7.2.3 (forky's): the newer generation serves both."""
+    root = new_host("trixie")
+    configure_rocm(root, mirror, mirror.rocm_key_url, "7.2.3", "noble")
+    with open(root / "etc/apt/sources.list.d/rocm.list", "a") as sources:
+        sources.write(repository_lines(mirror, "7.1.1", "noble")["rocm.list"])
+    apt_ok(root, "apt-get update")
+    apt_ok(root, "apt-get install -y -q rocm-smi-lib7.1.1 amd-smi-lib7.1.1 rocm-smi-lib7.2.3 amd-smi-lib7.2.3")
+    assert run(root, "dpkg-query -W -f '${Version}' amd-smi").stdout == TOOLS["forky"]["amd-smi"]
+    assert os.readlink(root / "etc/alternatives/rocm") == "/opt/rocm-7.2.3"
+    for release in ("7.1.1", "7.2.3"):
+        assert run(root, f"/opt/rocm-{release}/bin/rocm-smi --help").returncode == 0
 
 
 @pytest.mark.parametrize("how", ["signed-by-wrong-key", "mirror-signs-with-wrong-key"])
@@ -195,17 +289,20 @@ def test_mirror_down_fails_the_fetch(host, mirror):
     assert mirror_status(mirror)["running"]
 
 
-def test_amdgpu_dkms_needs_headers_for_the_running_kernel(host, mirror):
-    configure_rocm(host, mirror, mirror.rocm_key_url)
-    apt_ok(host, "apt-get update")
+@pytest.mark.parametrize(("release", "codename"), [("6.4.1", "jammy"), ("7.2.3", "noble")])
+def test_amdgpu_dkms_needs_headers_for_the_running_kernel(new_host, mirror, release, codename):
+    root = new_host(SUITE[codename])
+    configure_rocm(root, mirror, mirror.rocm_key_url, release, codename)
+    apt_ok(root, "apt-get update")
     kernel = platform.release()
-    without = run(host, "apt-get install -y -q amdgpu-dkms")
+    without = run(root, "apt-get install -y -q amdgpu-dkms")
     assert without.returncode != 0, without.stdout
     assert f"Your kernel headers for kernel {kernel} cannot be found" in without.stdout + without.stderr
-    fixed = run(host, f"apt-get install -y -q linux-headers-{kernel} && dpkg --configure -a")
+    fixed = run(root, f"apt-get install -y -q linux-headers-{kernel} && dpkg --configure -a")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    module_version = "6.12.12-2164967.22.04"
-    assert (host / f"usr/src/amdgpu-{module_version}/dkms.conf").is_file()
-    built = host / f"var/lib/dkms/amdgpu/{module_version}/{kernel}/x86_64/module/amdgpu.ko"
-    assert "version=6.12.12" in built.read_text()
-    assert (host / f"lib/modules/{kernel}/updates/dkms/amdgpu.ko").is_file()
+    module_version = RELEASES[release]["dkms"].format(u=UBUNTU[codename])
+    assert (root / f"usr/src/amdgpu-{module_version}/dkms.conf").is_file()
+    built = root / f"var/lib/dkms/amdgpu/{module_version}/{kernel}/x86_64/module/amdgpu.ko"
+    # modinfo's version (and /sys/module/amdgpu/version once booted) is the module's own.
+    assert f"version={RELEASES[release]['module']}\n" in built.read_text()
+    assert (root / f"lib/modules/{kernel}/updates/dkms/amdgpu.ko").is_file()

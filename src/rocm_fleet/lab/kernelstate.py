@@ -130,20 +130,26 @@ def modules_load_list(root: Path) -> list[str]:
 
 
 def dkms_amdgpu_version(root: Path) -> str | None:
-    """The amdgpu version a DKMS build left for the running kernel, None for the in-tree driver.
+    """The version the DKMS-built amdgpu for the running kernel reports, None for the in-tree driver.
 
     Contract with the lab mirror's amdgpu-dkms package: it leaves
-    /var/lib/dkms/amdgpu/<ver>/<kernel>/x86_64/module/amdgpu.ko and
-    /lib/modules/<kernel>/updates/dkms/amdgpu.ko.
+    /var/lib/dkms/amdgpu/<dkms ver>/<kernel>/x86_64/module/amdgpu.ko and
+    /lib/modules/<kernel>/updates/dkms/amdgpu.ko, text stubs whose ``version=`` line is
+    the module's own version (6.16.13 for dkms 6.16.13-2327507.24.04), as modinfo and
+    /sys/module/amdgpu/version show it. A stub without one reports the dkms version.
     """
     release = os.uname().release
     if not any((root / "usr/lib/modules" / release / "updates/dkms").glob("amdgpu.ko*")):
         return None
-    versions = sorted(
-        (built.parents[3].name for built in (root / "var/lib/dkms/amdgpu").glob(f"*/{release}/*/module/amdgpu.ko*")),
-        key=lambda version: [int(part) if part.isdigit() else part for part in re.split(r"[.-]", version)],
+    built = sorted(
+        (root / "var/lib/dkms/amdgpu").glob(f"*/{release}/*/module/amdgpu.ko*"),
+        key=lambda path: [int(part) if part.isdigit() else part for part in re.split(r"[.-]", path.parents[3].name)],
     )
-    return versions[-1] if versions else None
+    if not built:
+        return None
+    stub = built[-1].read_text(errors="replace") if built[-1].is_file() else ""
+    version = re.search(r"^version=(\S+)$", stub, re.MULTILINE)
+    return version.group(1) if version else built[-1].parents[3].name
 
 
 def amdgpu_loads_at_boot(root: Path, cmdline: str, has_gpu: bool, forced_unloaded: bool) -> bool:

@@ -3,7 +3,7 @@
     info = ensure_mirror(state_dir, cache_dir)   # build (cached by a content stamp)
     start_mirror(info); mirror_status(info); stop_mirror(info)
     set_mirror_fault(info, "wrong-key")           # or "down", "up", "missing-package:<name>", None
-    install_distro_source(root, info)             # make a root tree trust the Debian subset
+    install_distro_source(root, info)             # make a root tree trust its release's Debian subset
 
 See docs/lab-mirror.md.
 """
@@ -22,7 +22,7 @@ from rocm_fleet.lab.mirror.build import (
     ensure_mirror,
     read_fault,
 )
-from rocm_fleet.lab.mirror.catalog import DEBIAN_SUITE
+from rocm_fleet.lab.mirror.catalog import DEBIAN_VERSIONS
 
 __all__ = [
     "MirrorInfo",
@@ -41,7 +41,7 @@ def _pidfile(info: MirrorInfo) -> Path:
 
 def start_mirror(info: MirrorInfo) -> int:
     """Serve the mirror on 127.0.0.1:<port> in a detached process; return its pid."""
-    return server.start(info.www, info.port, _pidfile(info), info.root / "server.log")
+    return server.start(info.www, info.port, _pidfile(info), info.root / "server.log", state_dir=info.state_dir)
 
 
 def stop_mirror(info: MirrorInfo) -> bool:
@@ -86,8 +86,27 @@ def set_mirror_fault(info: MirrorInfo, fault: str | None) -> None:
         start_mirror(info)
 
 
-def install_distro_source(root: Path, info: MirrorInfo) -> None:
-    """Make the tree at ``root`` use the mirror's Debian subset, trusting only its lab key."""
+def root_suite(root: Path) -> str:
+    """The Debian release of a root tree, from its os-release (VERSION_CODENAME)."""
+    os_release = Path(root) / "etc/os-release"
+    if not os_release.exists():
+        os_release = Path(root) / "usr/lib/os-release"
+    for line in os_release.read_text().splitlines():
+        if line.startswith("VERSION_CODENAME="):
+            return line.split("=", 1)[1].strip().strip('"')
+    raise ValueError(f"{root}: its os-release names no VERSION_CODENAME")
+
+
+def install_distro_source(root: Path, info: MirrorInfo, suite: str | None = None) -> None:
+    """Make the tree at ``root`` use the mirror's Debian subset of its release, trusting only its lab key.
+
+    ``suite`` defaults to the root's own release; the mirror serves bookworm and trixie.
+    """
+    suite = suite or root_suite(root)
+    if suite not in DEBIAN_VERSIONS:
+        raise ValueError(
+            f"the lab mirror serves no Debian subset for {suite!r} (it serves {', '.join(DEBIAN_VERSIONS)})"
+        )
     keyring = Path(root) / DISTRO_KEYRING.lstrip("/")
     keyring.parent.mkdir(parents=True, exist_ok=True)
     keyring.write_bytes(signing.dearmor(signing.public_key(signing.DISTRO_KEY).read_text()))
@@ -98,7 +117,7 @@ def install_distro_source(root: Path, info: MirrorInfo) -> None:
         "# The lab's Debian mirror subset (rocm-fleet lab; its key is lab-only).\n"
         "Types: deb\n"
         f"URIs: {info.debian_url}\n"
-        f"Suites: {DEBIAN_SUITE}\n"
+        f"Suites: {suite}\n"
         "Components: main\n"
         f"Signed-By: {DISTRO_KEYRING}\n"
     )

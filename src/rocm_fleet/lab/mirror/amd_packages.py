@@ -7,73 +7,130 @@ mixing the two sets for one release; the lab enforces it: each unversioned packa
 Conflicts/Replaces/Provides its versioned twin, so apt refuses a mix instead of dpkg
 failing half way on shared files.
 
-Two packages carry real tools: rocminfo repackages Debian's rocminfo binaries into
-/opt/rocm-<version>/bin, and rocm-smi-lib depends on Debian's rocm-smi and links
-/opt/rocm-<version>/bin/rocm-smi to it (python resolves the link, so its bindings load).
+Three packages carry Debian's real tools of the release's tool generation
+(catalog.ToolSuite): rocminfo repackages Debian's rocminfo binaries into
+/opt/rocm-<version>/bin; rocm-smi-lib and amd-smi-lib depend on Debian's rocm-smi and
+amd-smi of that generation and link /opt/rocm-<version>/bin/{rocm-smi,amd-smi} to them
+(python resolves the link, so their bindings load). Where Debian has no amd-smi
+(Debian 12) amd-smi-lib is a placeholder that says so.
 """
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from rocm_fleet.lab.mirror import scripts
-from rocm_fleet.lab.mirror.catalog import META_PACKAGES, RocmRelease, component_packages
+from rocm_fleet.lab.mirror.catalog import META_PACKAGES, RocmRelease, ToolSuite, component_packages
 from rocm_fleet.lab.mirror.debs import DebSpec
 
 PLACEHOLDER_NOTE = (
     "rocm-fleet lab placeholder of AMD's {name} {version} (ROCm {release}).\n"
     "It carries the name, version and dependencies of AMD's package, not its software.\n"
 )
+# Where Debian's packages put the tools' entry points (their /usr/bin links point here).
+ROCM_SMI_SCRIPT = "/usr/libexec/rocm_smi/rocm_smi.py"
+AMD_SMI_SCRIPT = "/usr/libexec/amdsmi_cli/amdsmi_cli.py"
 
 
-def debian_rocminfo_files(rocminfo_deb: Path) -> dict[str, tuple[int, bytes]]:
-    """The real rocminfo and rocm_agent_enumerator out of Debian's package."""
+@dataclass(frozen=True)
+class Tools:
+    """Debian's tools of one generation, as the AMD packages carry them."""
+
+    suite: ToolSuite
+    versions: dict[str, str]  # Debian package -> its version (rocm-smi, amd-smi, rocminfo, ...)
+    rocminfo_files: dict[str, tuple[int, bytes]]  # binary name -> (mode, content)
+    rocminfo_depends: str  # Debian rocminfo's own Depends: its binaries need them
+
+
+def tools_from_debs(suite: ToolSuite, debs: dict[str, Path], versions: dict[str, str]) -> Tools:
+    """The real rocminfo binaries and dependencies out of Debian's rocminfo package."""
+    rocminfo = debs["rocminfo"]
+    depends = subprocess.run(
+        ["dpkg-deb", "-f", str(rocminfo), "Depends"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="rocminfo-") as tmp:
-        subprocess.run(["dpkg-deb", "-x", str(rocminfo_deb), tmp], check=True)
-        return {
-            name: (0o755, (Path(tmp) / "usr/bin" / name).read_bytes())
-            for name in ("rocminfo", "rocm_agent_enumerator")
+        subprocess.run(["dpkg-deb", "-x", str(rocminfo), tmp], check=True)
+        files = {
+            name: (0o755, (Path(tmp) / "usr/bin" / name).read_bytes()) for name in ("rocminfo", "rocm_agent_enumerator")
         }
+    return Tools(suite, versions, files, depends)
 
 
-def release_packages(release: RocmRelease, codename: str, rocminfo_bins: dict[str, tuple[int, bytes]]) -> list[DebSpec]:
+def release_packages(release: RocmRelease, codename: str, tools: Tools) -> list[DebSpec]:
     specs = []
     for versioned in (False, True):
         for name in component_packages(release):
-            specs.append(_component(release, codename, name, versioned, rocminfo_bins))
+            specs.append(_component(release, codename, name, versioned, tools))
         for name in META_PACKAGES:
             specs.append(_meta(release, codename, name, versioned))
     return specs
 
 
 def driver_packages(release: RocmRelease, codename: str) -> list[DebSpec]:
-    version = release.amdgpu_deb_version(codename)
-    module_version = release.dkms_module_version(codename)
+    driver = release.driver
+    version = driver.dkms_deb_version(codename)
+    firmware_version = driver.firmware_deb_version(codename)
+    label = f"amdgpu {driver.line or driver.module_version}"
     firmware = DebSpec(
         name="amdgpu-dkms-firmware",
-        version=version,
+        version=firmware_version,
         architecture="all",
         section="kernel",
-        description=f"firmware blobs used by amdgpu driver in DKMS format (lab stub, amdgpu {release.amdgpu_version})",
+        description=f"firmware blobs used by amdgpu driver in DKMS format (lab stub, {label})",
         homepage="https://github.com/ROCm/ROCK-Kernel-Driver",
-        files={f"/lib/firmware/updates/amdgpu/LAB-{release.amdgpu_version}.txt": b"lab firmware placeholder\n"},
+        files={f"/lib/firmware/updates/amdgpu/LAB-{driver.directory}.txt": b"lab firmware placeholder\n"},
     )
     dkms = DebSpec(
         name="amdgpu-dkms",
         version=version,
         architecture="all",
         section="kernel",
-        description=f"amdgpu driver in DKMS format (lab simulation of amdgpu {module_version})",
+        description=f"amdgpu driver in DKMS format (lab simulation of {label}, kernel module {driver.module_version})",
         homepage="https://github.com/ROCm/ROCK-Kernel-Driver",
-        depends=[f"amdgpu-dkms-firmware (= {version})"],
+        depends=[f"amdgpu-dkms-firmware (= {firmware_version})"],
         scripts={
-            "postinst": scripts.amdgpu_dkms_postinst(module_version, release.amdgpu_version),
-            "prerm": scripts.amdgpu_dkms_prerm(module_version),
+            "postinst": scripts.amdgpu_dkms_postinst(driver.dkms_module_version(codename), driver.module_version),
+            "prerm": scripts.amdgpu_dkms_prerm(driver.dkms_module_version(codename)),
         },
     )
     return [firmware, dkms]
+
+
+def graphics_packages(release: RocmRelease, codename: str) -> list[DebSpec]:
+    """AMD's graphics repository of a 7.x release: its libdrm (placeholders), for hsa-rocr."""
+    if release.graphics is None:
+        return []
+    major_minor = ".".join(release.version.split(".")[:2])
+    core = DebSpec(
+        name="amdgpu-core",
+        version=release.graphics_deb_version(major_minor, codename),
+        architecture="all",
+        section="metapackages",
+        description="Core meta package for unified amdgpu driver.",
+    )
+    common = DebSpec(
+        name="libdrm-amdgpu-common",
+        # modelled: AMD's version of this package in 7.x is not known to the lab
+        version=release.graphics_deb_version("1.0.0", codename, epoch=False),
+        architecture="all",
+        section="libs",
+        description="List of AMD/ATI cards' device IDs, revision IDs and marketing names",
+        depends=[f"amdgpu-core (= {core.version})"],
+    )
+    libdrm = DebSpec(
+        name="libdrm-amdgpu-amdgpu1",
+        version=release.graphics_deb_version(release.graphics.libdrm_version, codename),
+        section="libs",
+        description="Userspace interface to amdgpu-specific kernel DRM services -- runtime",
+        depends=[f"amdgpu-core (= {core.version})", f"libdrm-amdgpu-common (= {common.version})"],
+    )
+    for spec in (core, common, libdrm):
+        note = PLACEHOLDER_NOTE.format(name=spec.name, version=spec.version, release=release.version)
+        spec.files[f"/usr/share/doc/{spec.name}/LAB-PLACEHOLDER"] = note.encode()
+    return [core, common, libdrm]
 
 
 def _name(name: str, release: RocmRelease, versioned: bool) -> str:
@@ -93,9 +150,7 @@ def _pinned(release: RocmRelease, codename: str, name: str, versioned: bool) -> 
     return f"{_name(name, release, versioned)} (= {release.deb_version(name, codename)})"
 
 
-def _component(
-    release: RocmRelease, codename: str, name: str, versioned: bool, rocminfo_bins: dict[str, tuple[int, bytes]]
-) -> DebSpec:
+def _component(release: RocmRelease, codename: str, name: str, versioned: bool, tools: Tools) -> DebSpec:
     prefix = release.prefix
     version = release.deb_version(name, codename)
     spec = DebSpec(
@@ -108,19 +163,35 @@ def _component(
         spec.files[f"{prefix}/.info/version"] = f"{release.version}-{release.build}\n".encode()
         spec.scripts["postinst"] = scripts.rocm_core_postinst(release.version, prefix)
         spec.scripts["prerm"] = scripts.rocm_core_prerm(prefix)
-    else:
-        spec.depends.append(_pinned(release, codename, "rocm-core", versioned))
-        note = PLACEHOLDER_NOTE.format(name=name, version=version, release=release.version)
+        _twin_relations(spec, release, name, codename, versioned)
+        return spec
+    spec.depends.append(_pinned(release, codename, "rocm-core", versioned))
+    carries = tools.suite.amd_smi or name != "amd-smi-lib"
+    note = PLACEHOLDER_NOTE.format(name=name, version=version, release=release.version)
+    if not carries:
+        note += f"Debian {tools.suite.suite} packages no amd-smi: this package carries no amd-smi binary.\n"
+    if name not in ("rocminfo", "rocm-smi-lib") and not (name == "amd-smi-lib" and carries):
         spec.files[f"{prefix}/share/doc/{spec.name}/LAB-PLACEHOLDER"] = note.encode()
     if name == "rocminfo":
-        spec.depends += [_pinned(release, codename, "hsa-rocr", versioned), "libhsa-runtime64-1", "python3", "kmod"]
-        for binary, content in rocminfo_bins.items():
+        spec.depends += [_pinned(release, codename, "hsa-rocr", versioned), tools.rocminfo_depends]
+        for binary, content in tools.rocminfo_files.items():
             spec.files[f"{prefix}/bin/{binary}"] = content
     elif name == "rocm-smi-lib":
-        spec.depends += ["rocm-smi", "librocm-smi64-1"]
-        spec.symlinks[f"{prefix}/bin/rocm-smi"] = "/usr/libexec/rocm_smi/rocm_smi.py"
+        spec.depends += [_at_least(tools, "rocm-smi"), _at_least(tools, "librocm-smi64-1")]
+        spec.symlinks[f"{prefix}/bin/rocm-smi"] = ROCM_SMI_SCRIPT
+    elif name == "amd-smi-lib" and carries:
+        spec.depends.append(_at_least(tools, "amd-smi"))
+        spec.symlinks[f"{prefix}/bin/amd-smi"] = AMD_SMI_SCRIPT
+    elif name == "hsa-rocr" and release.graphics:
+        # modelled on ROCm/amdsmi#142: ROCr's libdrm dependency is an alternative (AMD's or the distro's)
+        spec.depends.append("libdrm-amdgpu-amdgpu1 | libdrm-amdgpu1")
     _twin_relations(spec, release, name, codename, versioned)
     return spec
+
+
+def _at_least(tools: Tools, package: str) -> str:
+    """The tool of exactly this generation or newer: a later release's newer tools still serve it."""
+    return f"{package} (>= {tools.versions[package]})"
 
 
 def _meta(release: RocmRelease, codename: str, name: str, versioned: bool) -> DebSpec:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from pathlib import Path
 
-from rocm_fleet.lab.mirror.signing import sign_release
+from rocm_fleet.lab.mirror.signing import Signer
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,13 @@ class Dist:
         return f"{self.root}/dists/{self.suite}"
 
 
-def package_stanza(deb: Path, repo_root: Path) -> str:
-    """A Packages stanza: the control file plus where (relative to the repository URL) and what the file is."""
-    control = subprocess.run(["dpkg-deb", "-f", str(deb)], capture_output=True, text=True, check=True).stdout
+def package_stanza(deb: Path, repo_root: Path, control: str | None = None) -> str:
+    """A Packages stanza: the control file plus where (relative to the repository URL) and what the file is.
+
+    ``control`` is the control text when the caller built the package itself; else dpkg-deb reads it.
+    """
+    if control is None:
+        control = subprocess.run(["dpkg-deb", "-f", str(deb)], capture_output=True, text=True, check=True).stdout
     data = deb.read_bytes()
     extra = (
         f"Filename: {deb.relative_to(repo_root).as_posix()}\n"
@@ -46,7 +50,7 @@ def stanza_package(stanza: str) -> str:
     return stanza.split("\n", 1)[0].removeprefix("Package: ")
 
 
-def publish_dist(www: Path, dist: Dist, stanzas: list[str], key: str | None = None) -> None:
+def publish_dist(www: Path, dist: Dist, stanzas: list[str], signer: Signer, key: str | None = None) -> None:
     """Write Packages, Packages.gz, Release, InRelease and Release.gpg of one dist."""
     binary = www / dist.path / "main" / "binary-amd64"
     binary.mkdir(parents=True, exist_ok=True)
@@ -74,4 +78,4 @@ def publish_dist(www: Path, dist: Dist, stanzas: list[str], key: str | None = No
             lines.append(f" {algorithm(content).hexdigest()} {len(content):>8} {rel}")
     release = www / dist.path / "Release"
     release.write_text("\n".join(lines) + "\n")
-    sign_release(release, key or dist.key)
+    signer.sign(release, key or dist.key)

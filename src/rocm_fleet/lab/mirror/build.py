@@ -15,7 +15,15 @@ from pathlib import Path
 from rocm_fleet.lab import paths
 from rocm_fleet.lab.mirror import amd_packages, archive, distro, signing
 from rocm_fleet.lab.mirror.archive import Dist
-from rocm_fleet.lab.mirror.catalog import CODENAMES, DEBIAN_SUITE, RELEASES
+from rocm_fleet.lab.mirror.catalog import (
+    CODENAMES,
+    DEBIAN_VERSIONS,
+    HOST_SUITES,
+    RELEASES,
+    TOOL_SUITES,
+    RocmRelease,
+    tool_suites_in_use,
+)
 from rocm_fleet.lab.mirror.debs import DebSpec, build_deb, pool_dir
 
 DEFAULT_PORT = paths.DEFAULT_MIRROR_PORT
@@ -52,10 +60,16 @@ class MirrorInfo:
         return f"http://{self.host}:{self.port}"
 
     def rocm_repo_url(self, version: str) -> str:
-        return f"{self.base_url}/rocm/apt/{_release(version).repo_dir}"
+        return f"{self.base_url}/{rocm_root(_release(version))}"
 
     def amdgpu_repo_url(self, version: str) -> str:
-        return f"{self.base_url}/amdgpu/{_release(version).repo_dir}/ubuntu"
+        """The driver repository of a release: amdgpu/6.4.1/ubuntu, amdgpu/30.30.3/ubuntu (7.x)."""
+        return f"{self.base_url}/{amdgpu_root(_release(version))}"
+
+    def graphics_repo_url(self, version: str) -> str | None:
+        """graphics/<rocm dir>/ubuntu, which AMD's 7.x instructions add; None for 6.x."""
+        root = graphics_root(_release(version))
+        return f"{self.base_url}/{root}" if root else None
 
     @property
     def debian_url(self) -> str:
@@ -76,30 +90,52 @@ class MirrorInfo:
         return data
 
 
-def _release(version: str):
+def _release(version: str) -> RocmRelease:
     for release in RELEASES:
         if version in (release.version, release.repo_dir):
             return release
     raise KeyError(f"the lab mirror serves no ROCm {version}")
 
 
+def rocm_root(release: RocmRelease) -> str:
+    return f"rocm/apt/{release.repo_dir}"
+
+
+def amdgpu_root(release: RocmRelease) -> str:
+    return f"amdgpu/{release.driver.directory}/ubuntu"
+
+
+def graphics_root(release: RocmRelease) -> str | None:
+    return f"graphics/{release.repo_dir}/ubuntu" if release.graphics else None
+
+
+def debian_suites() -> list[str]:
+    return list(dict.fromkeys(HOST_SUITES.values()))
+
+
 def dists() -> list[Dist]:
-    result = []
+    result = {}
     for release in RELEASES:
         for codename, ubuntu in CODENAMES.items():
-            for root in (f"rocm/apt/{release.repo_dir}", f"amdgpu/{release.repo_dir}/ubuntu"):
-                result.append(Dist(root, codename, AMD_ORIGIN, AMD_ORIGIN, signing.ROCM_KEY, ubuntu))
-    result.append(Dist("debian", DEBIAN_SUITE, "Debian", "Debian", signing.DISTRO_KEY, "12"))
-    return result
+            for root in (rocm_root(release), amdgpu_root(release), graphics_root(release)):
+                if root:
+                    result[f"{root}/{codename}"] = Dist(
+                        root, codename, AMD_ORIGIN, AMD_ORIGIN, signing.ROCM_KEY, ubuntu
+                    )
+    for suite in debian_suites():
+        result[f"debian/{suite}"] = Dist(
+            "debian", suite, "Debian", "Debian", signing.DISTRO_KEY, DEBIAN_VERSIONS[suite]
+        )
+    return list(result.values())
 
 
-def _source_stamp(debian_debs: list[Path], kernel: str) -> str:
+def _source_stamp(debian_debs: list[distro.DebianDeb], kernel: str) -> str:
     digest = hashlib.sha256(kernel.encode())
     package_dir = Path(__file__).resolve().parent
     for path in sorted([*package_dir.glob("*.py"), *signing.KEYS_DIR.glob("*.asc")]):
         digest.update(path.name.encode() + path.read_bytes())
     for deb in debian_debs:
-        digest.update(deb.name.encode())
+        digest.update(f"{deb.suite}/{deb.path.name}".encode())
     return digest.hexdigest()[:20]
 
 
@@ -108,12 +144,18 @@ def lab_mirror_info() -> MirrorInfo:
     return MirrorInfo(paths.state_dir(), port=paths.mirror_port())
 
 
+def fetch_tools(cache_dir: Path, log=print) -> dict[str, list[distro.DebianDeb]]:
+    """Tool generation -> the Debian packages that carry it onto its hosts (cached)."""
+    cache = Path(cache_dir) / "mirror" / "debian"
+    return {tools.suite: distro.fetch_tool_suite(tools, cache, log=log) for tools in tool_suites_in_use()}
+
+
 def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, log=print) -> MirrorInfo:
     """Build the mirror tree under state_dir/mirror/www unless the stamp says it is current."""
     info = MirrorInfo(Path(state_dir), port)
     kernel = platform.release()
-    debian_debs = distro.fetch_debian_debs(Path(cache_dir) / "mirror" / "debian", log=log)
-    stamp = _source_stamp(debian_debs, kernel)
+    tool_debs = fetch_tools(cache_dir, log=log)
+    stamp = _source_stamp([deb for debs in tool_debs.values() for deb in debs], kernel)
     stamp_file = info.root / "stamp"
     if stamp_file.exists() and stamp_file.read_text().strip() == stamp and info.www.is_dir():
         return info
@@ -121,8 +163,9 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     info.root.mkdir(parents=True, exist_ok=True)
     staging = info.root / f"www.new-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    indexes = _build_tree(staging, debian_debs, kernel)
+    indexes = _build_tree(staging, tool_debs, kernel)
     (info.root / "indexes.json").write_text(json.dumps(indexes))
+    (info.root / "served.json").write_text(json.dumps(served(tool_debs), indent=1))
     old = info.root / f"www.old-{os.getpid()}"
     if info.www.exists():
         info.www.rename(old)
@@ -134,40 +177,95 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     return info
 
 
-def _build_tree(www: Path, debian_debs: list[Path], kernel: str) -> dict[str, list[str]]:
+def _tools(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict[str, amd_packages.Tools]:
+    result = {}
+    for suite, debs in tool_debs.items():
+        paths_by_name = {deb.name: deb.path for deb in debs}
+        versions = {deb.name: deb.version for deb in debs}
+        result[suite] = amd_packages.tools_from_debs(TOOL_SUITES[suite], paths_by_name, versions)
+    return result
+
+
+def served(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict:
+    """What the mirror serves, for people and tests: releases, repositories, tool versions."""
+    tool_versions = {
+        suite: {deb.name: deb.version for deb in debs if deb.name in TOOL_SUITES[suite].targets}
+        for suite, debs in tool_debs.items()
+    }
+    releases = {}
+    for release in RELEASES:
+        releases[release.version] = {
+            "rocm": rocm_root(release),
+            "amdgpu": amdgpu_root(release),
+            "graphics": graphics_root(release),
+            "kernel_module": release.driver.module_version,
+            "default": release.default,
+            "codenames": {
+                codename: {
+                    "dkms_module": release.driver.dkms_module_version(codename),
+                    "amdgpu-dkms": release.driver.dkms_deb_version(codename),
+                    "rocm-core": release.deb_version("rocm-core", codename),
+                    "tools": release.tool_suite(codename).suite,
+                }
+                for codename in CODENAMES
+            },
+        }
+    return {"releases": releases, "debian": debian_suites(), "tools": tool_versions}
+
+
+def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str) -> dict[str, list[str]]:
     """Build every .deb into its pool; return dist path -> Packages stanzas."""
-    rocminfo_deb = next(deb for deb in debian_debs if deb.name.startswith("rocminfo_"))
-    rocminfo_bins = amd_packages.debian_rocminfo_files(rocminfo_deb)
+    tools = _tools(tool_debs)
     jobs: list[tuple[str, DebSpec, Path]] = []  # (dist path, spec, pool dir)
+    copies: dict[tuple[str, str], tuple[Path, Path]] = {}  # (dist path, file name) -> (deb, pool dir)
     for release in RELEASES:
         for codename in CODENAMES:
-            rocm_root = f"rocm/apt/{release.repo_dir}"
-            for spec in amd_packages.release_packages(release, codename, rocminfo_bins):
-                jobs.append((f"{rocm_root}/dists/{codename}", spec, www / rocm_root / "pool/main"))
-            amdgpu_root = f"amdgpu/{release.repo_dir}/ubuntu"
-            for spec in amd_packages.driver_packages(release, codename):
-                jobs.append((f"{amdgpu_root}/dists/{codename}", spec, www / amdgpu_root / "pool/main"))
-    debian_dist = f"debian/dists/{DEBIAN_SUITE}"
-    jobs.append((debian_dist, distro.kernel_headers_package(kernel), www / "debian/pool/main"))
+            carried = tools[release.tool_suite(codename).suite]
+            groups = [
+                (rocm_root(release), amd_packages.release_packages(release, codename, carried)),
+                (amdgpu_root(release), amd_packages.driver_packages(release, codename)),
+                (graphics_root(release), amd_packages.graphics_packages(release, codename)),
+            ]
+            for root, specs in groups:
+                for spec in specs:
+                    jobs.append((f"{root}/dists/{codename}", spec, www / root / "pool/main"))
+            # A generation newer than the host release: what that release lacks comes with
+            # the ROCm release that carries it, the way AMD's repositories carry their own;
+            # never under one of AMD's names (Debian's rocminfo 7.2.4 would shadow AMD's).
+            amd_names = {spec.name for spec in groups[0][1]}
+            for deb in tool_debs[carried.suite.suite]:
+                if deb.suite != carried.suite.host_suite and deb.name not in amd_names:
+                    dist_path = f"{rocm_root(release)}/dists/{codename}"
+                    copies[(dist_path, deb.path.name)] = (deb.path, www / rocm_root(release) / "pool/main")
+    for suite in debian_suites():
+        dist_path = f"debian/dists/{suite}"
+        jobs.append((dist_path, distro.kernel_headers_package(kernel), www / "debian/pool/main"))
+        for debs in tool_debs.values():
+            for deb in debs:
+                if deb.suite == suite:
+                    copies[(dist_path, deb.path.name)] = (deb.path, www / "debian/pool/main")
 
-    def build(job: tuple[str, DebSpec, Path]) -> tuple[str, Path]:
+    def build(job: tuple[str, DebSpec, Path]) -> tuple[str, str]:
         dist_path, spec, pool = job
-        return dist_path, build_deb(spec, pool / pool_dir(spec.name) / spec.name)
+        deb = build_deb(spec, pool / pool_dir(spec.name) / spec.name)
+        return dist_path, archive.package_stanza(deb, www / dist_path.split("/dists/", 1)[0], spec.control())
+
+    def copy(item: tuple[tuple[str, str], tuple[Path, Path]]) -> tuple[str, str]:
+        (dist_path, file_name), (deb, pool) = item
+        name = file_name.split("_", 1)[0]
+        target = pool / pool_dir(name) / name / file_name.replace("%3a", ":")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            shutil.copy2(deb, target)
+        return dist_path, archive.package_stanza(target, www / dist_path.split("/dists/", 1)[0])
 
     with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) * 2) as pool:
-        built = list(pool.map(build, jobs))
-    for deb in debian_debs:
-        name = deb.name.split("_", 1)[0]
-        target = www / "debian/pool/main" / pool_dir(name) / name / deb.name.replace("%3a", ":")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(deb, target)
-        built.append((debian_dist, target))
+        stanzas = list(pool.map(build, jobs)) + list(pool.map(copy, copies.items()))
     indexes: dict[str, list[str]] = {dist.path: [] for dist in dists()}
-    for dist_path, deb in built:
-        repo_root = www / dist_path.split("/dists/", 1)[0]
-        indexes[dist_path].append(archive.package_stanza(deb, repo_root))
-    for stanzas in indexes.values():
-        stanzas.sort()
+    for dist_path, stanza in stanzas:
+        indexes[dist_path].append(stanza)
+    for entries in indexes.values():
+        entries.sort()
     keys = www / ROCM_KEY_PATH
     keys.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(signing.public_key(signing.ROCM_KEY), keys)
@@ -187,13 +285,14 @@ def read_content_fault(info: MirrorInfo) -> str | None:
 
 
 def read_fault(info: MirrorInfo) -> str | None:
-    """"down" while the server is held down, else the content fault."""
+    """ "down" while the server is held down, else the content fault."""
     return "down" if (info.root / "down").exists() else read_content_fault(info)
 
 
 def _publish(info: MirrorInfo, indexes: dict[str, list[str]], fault: str | None) -> None:
     missing = fault.split(":", 1)[1] if fault and fault.startswith("missing-package:") else None
-    for dist in dists():
-        stanzas = [s for s in indexes[dist.path] if archive.stanza_package(s) != missing]
-        key = signing.WRONG_KEY if fault == "wrong-key" and dist.key == signing.ROCM_KEY else None
-        archive.publish_dist(info.www, dist, stanzas, key)
+    with signing.Signer() as signer:
+        for dist in dists():
+            stanzas = [s for s in indexes[dist.path] if archive.stanza_package(s) != missing]
+            key = signing.WRONG_KEY if fault == "wrong-key" and dist.key == signing.ROCM_KEY else None
+            archive.publish_dist(info.www, dist, stanzas, signer, key)

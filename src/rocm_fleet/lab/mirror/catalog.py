@@ -1,33 +1,131 @@
-"""What the lab mirror serves: ROCm releases, AMD's package names and version strings.
+"""What the lab mirror serves: ROCm releases, their drivers, AMD's names and version strings.
 
-Version strings follow AMD's repositories (apt show output on real hosts):
+Version strings follow AMD's repositories (apt output on real hosts):
 ``<module version>.<release tag>-<build>~<ubuntu version>`` for ROCm packages, e.g.
-``rocm-core 6.4.1.60401-83~22.04``, ``rocm-cmake 0.14.0.60401-83~22.04``, and
-``1:<amdgpu version>.<release tag>-<driver build>.<ubuntu version>`` for the driver,
-e.g. ``amdgpu-dkms 1:6.12.12.60401-2164967.24.04``. ROCm 6.3.x ships amdgpu 6.10.5
-and 6.4.x ships 6.12.12 (ROCm/gpu-operator docs/metrics/exporter.md); both support
-Debian 12. Module versions marked "modelled" are plausible, not AMD's exact numbers.
+``rocm-core 6.4.1.60401-83~22.04``; the driver is ``1:<kernel module version>.<driver
+tag>-<driver build>.<ubuntu version>``: ``amdgpu-dkms 1:6.12.12.60401-2164967.24.04``
+(6.x: the tag is the ROCm release's) and ``1:6.16.13.30300300-2327507.22.04`` (7.x: the
+tag is the amdgpu 30.x driver line's, 30.30.3 -> 30300300). Facts of 7.x: the issue-10
+research notes (AMD's ROCm/amdgpu-docs and ROCm/rocm-install-on-linux, real apt output
+in public issues), each cited where it is used. Values marked "modelled" are plausible,
+not AMD's exact numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # AMD's Debian instructions reuse the Ubuntu repositories: Debian 12 -> jammy,
-# Debian 13 -> noble (ROCm/rocm-install-on-linux docs/conf.py debian_version_numbers).
+# Debian 13 -> noble (ROCm/rocm-install-on-linux docs/conf.py debian_version_numbers;
+# ROCm/amdgpu-docs 7.0.2-release-update docs/conf.py adds ('13', 'noble')).
 CODENAMES = {"jammy": "22.04", "noble": "24.04"}
-DEBIAN_SUITE = "bookworm"
+# The Debian release of the lab hosts that use each codename.
+HOST_SUITES = {"jammy": "bookworm", "noble": "trixie"}
+DEBIAN_VERSIONS = {"bookworm": "12", "trixie": "13"}
 ARCH = "amd64"
 MAINTAINER = "ROCm Dev Support <rocm-dev.support@amd.com>"
+
+
+def x_y_dir(version: str) -> str:
+    """AMD's directory of a version: x.y.0 drops the trailing .0 (rocm/apt/7.1, amdgpu/30.20)."""
+    return version[:-2] if version.endswith(".0") and version.count(".") == 2 else version
+
+
+@dataclass(frozen=True)
+class ToolSuite:
+    """One generation of Debian's real GPU tools, which AMD's packages carry in the lab.
+
+    ``suite`` is the Debian release whose archive holds the tools, ``host_suite`` the
+    release of the hosts that run them: their dependency closure is computed against
+    that host base, and parts the host release lacks are served with the tools.
+    """
+
+    suite: str
+    host_suite: str
+    amd_smi: bool  # whether this Debian release packages amd-smi at all
+    note: str
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        tools = ("rocm-smi", "librocm-smi64-1", "rocminfo", "libhsa-runtime64-1")
+        return (*tools, "amd-smi") if self.amd_smi else tools
+
+
+TOOL_SUITES = {
+    "bookworm": ToolSuite(
+        "bookworm",
+        "bookworm",
+        amd_smi=False,
+        note="Debian 12: rocm-smi 5.2.3, rocminfo 5.2.3. Debian 12 packages no amd-smi, so amd-smi-lib"
+        " is a placeholder there and /opt/rocm-<v>/bin/amd-smi does not exist.",
+    ),
+    "trixie": ToolSuite("trixie", "trixie", amd_smi=True, note="Debian 13: rocm-smi, amd-smi, rocminfo 6.1.2."),
+    "forky": ToolSuite(
+        "forky",
+        "trixie",
+        amd_smi=True,
+        # Checked by distro.py at every fetch: the build fails when forky's tools would need
+        # a newer libc, libstdc++ or python than trixie's.
+        note="Debian's next release: rocm-smi 6.4.1, amd-smi 27.1 (package 10.1), rocminfo 7.2.4. They install"
+        " on Debian 13: they need libc6 >= 2.38 and libstdc++6 >= 14 (trixie: 2.41, 14.2); from forky they"
+        " add only libamd-smi27, libe-smi64-1, libnl-3-200/libnl-genl-3-200 >= 3.11 and libhsa-runtime64-1 6.4.3.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DriverLine:
+    """The amdgpu-dkms a release installs: its repository directory and its versions."""
+
+    directory: str  # amdgpu/<directory>/ubuntu: the ROCm release for 6.x, the 30.x line for 7.x
+    module_version: str  # the kernel module's own version (modinfo, /sys/module/amdgpu/version)
+    tag: str  # the tag inside the package version: 60401 (6.x), 30300300 (driver 30.30.3)
+    build: int
+    line: str = ""  # the 30.x driver line; empty for 6.x, whose driver is named by ROCm's release
+
+    def dkms_deb_version(self, codename: str) -> str:
+        return f"1:{self.module_version}.{self.tag}-{self.build}.{CODENAMES[codename]}"
+
+    def firmware_deb_version(self, codename: str) -> str:
+        """7.x: ``30.20.1.0.30200100-2255209.24.04`` (no epoch, the line padded to x.y.z.0); 6.x: dkms's."""
+        if not self.line:
+            return self.dkms_deb_version(codename)
+        padded = ".".join((self.line.split(".") + ["0", "0"])[:3])
+        return f"{padded}.0.{self.tag}-{self.build}.{CODENAMES[codename]}"
+
+    def dkms_module_version(self, codename: str) -> str:
+        """What dkms calls the module version: amdgpu/6.16.13-2327507.24.04."""
+        return f"{self.module_version}-{self.build}.{CODENAMES[codename]}"
+
+
+def driver_line(line: str, module_version: str, build: int) -> DriverLine:
+    parts = [int(part) for part in (line.split(".") + ["0", "0"])[:3]]
+    tag = f"{parts[0]}{parts[1]:02d}{parts[2]:02d}00"
+    return DriverLine(x_y_dir(line), module_version, tag, build, line)
+
+
+@dataclass(frozen=True)
+class GraphicsRepo:
+    """graphics/<rocm dir>/ubuntu, which AMD's 7.x instructions add beside rocm/apt.
+
+    libdrm-amdgpu-common moved there from the amdgpu repository with ROCm 7
+    (ROCm/legacy-rocm-build#6144); the lab serves AMD's libdrm packages as placeholders.
+    """
+
+    build: int
+    libdrm_version: str
 
 
 @dataclass(frozen=True)
 class RocmRelease:
     version: str  # "6.4.1"
     build: int  # AMD's build number of the release, the "-83" in 6.4.1.60401-83~22.04
-    amdgpu_version: str  # the amdgpu driver of the release, "6.12.12"
-    amdgpu_build: int  # the driver build, the "2164967" in 1:6.12.12.60401-2164967.22.04
+    driver: DriverLine
     modules: dict[str, str]  # component package -> module version
+    graphics: GraphicsRepo | None = None
+    # codename -> the Debian tool generation its AMD packages carry (default: the host's own)
+    tools: dict[str, str] = field(default_factory=dict)
+    default: bool = False  # the lab's default release
 
     @property
     def tag(self) -> str:
@@ -37,8 +135,8 @@ class RocmRelease:
 
     @property
     def repo_dir(self) -> str:
-        """The directory under rocm/apt and amdgpu: x.y.0 releases drop the trailing .0."""
-        return self.version[:-2] if self.version.endswith(".0") else self.version
+        """The directory under rocm/apt (and graphics): x.y.0 releases drop the trailing .0."""
+        return x_y_dir(self.version)
 
     @property
     def prefix(self) -> str:
@@ -48,16 +146,17 @@ class RocmRelease:
         module = self.version if package in META_PACKAGES or package == "rocm-core" else self.modules[package]
         return f"{module}.{self.tag}-{self.build}~{CODENAMES[codename]}"
 
-    def amdgpu_deb_version(self, codename: str) -> str:
-        return f"1:{self.amdgpu_version}.{self.tag}-{self.amdgpu_build}.{CODENAMES[codename]}"
+    def tool_suite(self, codename: str) -> ToolSuite:
+        return TOOL_SUITES[self.tools.get(codename, HOST_SUITES[codename])]
 
-    def dkms_module_version(self, codename: str) -> str:
-        """What dkms calls the module version: amdgpu/6.12.12-2164967.22.04."""
-        return f"{self.amdgpu_version}-{self.amdgpu_build}.{CODENAMES[codename]}"
+    def graphics_deb_version(self, upstream: str, codename: str, epoch: bool = True) -> str:
+        """1:2.4.125.70101-2255337.24.04: the graphics build, not the driver's."""
+        version = f"{upstream}.{self.tag}-{self.graphics.build}.{CODENAMES[codename]}"
+        return f"1:{version}" if epoch else version
 
 
-# Components the meta packages pull in. Placeholders except rocminfo and rocm-smi-lib,
-# which carry Debian's real tools (see amd_packages.py).
+# Components the meta packages pull in. Placeholders except rocminfo, rocm-smi-lib and
+# amd-smi-lib, which carry Debian's real tools (see amd_packages.py).
 _MODULES_633 = {
     "rocminfo": "1.0.0",
     "rocm-smi-lib": "7.4.0",  # modelled
@@ -95,11 +194,74 @@ _MODULES_641 = {
     "roctracer": "4.1.60401",
     "rocm-dbgapi": "0.77.2",  # modelled
 }
+# 7.1.1: comgr, hip-runtime-amd, hipblas, hipcc from a real `dpkg -l` (public code index
+# id 57682051963), rocm-cmake from a real apt error (id 56879318625); the rest modelled.
+_MODULES_711 = {
+    **_MODULES_641,
+    "rocm-smi-lib": "7.8.0",  # modelled
+    "amd-smi-lib": "26.2.0",  # modelled
+    "hsa-rocr": "1.18.0",  # modelled
+    "comgr": "3.0.0",
+    "openmp-extras-runtime": "20.71.0",  # modelled
+    "hip-runtime-amd": "7.1.52802",
+    "hipblas": "3.1.0",
+    "rocblas": "5.1.0",  # modelled
+    "rccl": "2.27.7",  # modelled
+    "miopen-hip": "3.5.1",  # modelled on 7.1.1's MIOpen kernel db 3.5.1.70101-38 (id 54008191022)
+    "rocprofiler": "2.0.70101",  # modelled
+    "roctracer": "4.1.70101",  # modelled
+    "rocm-dbgapi": "0.77.4",  # modelled
+    "rocm-gdb": "16.3",  # modelled
+}
+# 7.2.3: AMD's versions of rocm/apt/7.2.3 packages listed in a public catalog (code index
+# id 59413293243) and amd-smi-lib7.2.3 26.2.2.70203-90~24.04 (id 68437750447).
+_MODULES_723 = {
+    **_MODULES_711,
+    "rocm-smi-lib": "7.8.0",
+    "amd-smi-lib": "26.2.2",
+    "hsa-rocr": "1.18.0",
+    "comgr": "3.0.0",
+    "openmp-extras-runtime": "20.70.0",
+    "hip-runtime-amd": "7.2.53211",
+    "hipblas": "3.2.0",
+    "rocblas": "5.2.0",
+    "rccl": "2.27.7",
+    "miopen-hip": "3.5.1",
+    "roctracer": "4.1.70203",
+    "rocprofiler": "2.0.70203",  # modelled
+}
 
 RELEASES = (
-    RocmRelease("6.3.3", 74, "6.10.5", 2119913, _MODULES_633),
-    RocmRelease("6.4.1", 83, "6.12.12", 2164967, _MODULES_641),
+    # amdgpu 6.10.5 / 6.12.12 for ROCm 6.3.x / 6.4.x: ROCm/gpu-operator docs/metrics/exporter.md.
+    RocmRelease("6.3.3", 74, DriverLine("6.3.3", "6.10.5", "60303", 2119913), _MODULES_633),
+    RocmRelease("6.4.1", 83, DriverLine("6.4.1", "6.12.12", "60401", 2164967), _MODULES_641),
+    # 7.1.1 pairs with amdgpu 30.20.1 (ROCm Programming Guide conf.py of 7.1.1 udev_amdgpu_version);
+    # amdgpu-dkms 1:6.16.6.30200100-2255209.24.04, amdgpu-core and libdrm-amdgpu-amdgpu1
+    # 1:2.4.125.70101-2255337.24.04, rocm 7.1.1.70101-38: real `dpkg -l` (code index id 57682051963,
+    # 57023055394).
+    RocmRelease(
+        "7.1.1",
+        38,
+        driver_line("30.20.1", "6.16.6", 2255209),
+        _MODULES_711,
+        graphics=GraphicsRepo(2255337, "2.4.125"),
+    ),
+    # 7.2.3 pairs with amdgpu 30.30.3 (ROCm/amdgpu-docs conf.py version 30.30.3, rocm_version 7.2.3);
+    # amdgpu-dkms 1:6.16.13.30300300-2327507 and module 6.16.13-2327507.24.04 (code index id
+    # 62016764605, 68437750447); rocm build 90 (rocm/apt/7.2.3/pool rocm-llvm ...70203-90~22.04).
+    # Listed by AMD for Debian 12 and 13 (ROCm compatibility matrix). Its noble packages carry
+    # forky's tools (the newest generation); the graphics build is modelled.
+    RocmRelease(
+        "7.2.3",
+        90,
+        driver_line("30.30.3", "6.16.13", 2327507),
+        _MODULES_723,
+        graphics=GraphicsRepo(2327563, "2.4.125"),  # build modelled
+        tools={"noble": "forky"},
+        default=True,
+    ),
 )
+DEFAULT_RELEASE = next(release for release in RELEASES if release.default)
 
 # Meta packages and what they depend on, modelled on AMD's package-manager-integration
 # page (rocm-hip-runtime runs HIP apps, rocm-hip-sdk builds them, ...). rocm-dev's
@@ -145,10 +307,12 @@ USECASE_PACKAGES = {
     "mlsdk": "rocm-ml-sdk",
 }
 
-# Debian packages that the ROCm packages depend on; served from the distro subset
-# together with their dependency closure beyond the lab's base image.
-DISTRO_TARGETS = ("rocm-smi", "librocm-smi64-1", "rocminfo", "libhsa-runtime64-1")
-
 
 def component_packages(release: RocmRelease) -> list[str]:
     return ["rocm-core", *sorted(release.modules)]
+
+
+def tool_suites_in_use() -> list[ToolSuite]:
+    """Every tool generation some release carries, in a stable order."""
+    names = {release.tool_suite(codename).suite for release in RELEASES for codename in CODENAMES}
+    return [TOOL_SUITES[name] for name in TOOL_SUITES if name in names]

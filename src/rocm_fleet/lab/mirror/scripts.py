@@ -9,8 +9,10 @@ installed release wins. amdgpu-dkms simulates what ``dkms install`` leaves behin
     /var/lib/dkms/amdgpu/<module version>/<kernel>/x86_64/module/amdgpu.ko
     /lib/modules/<kernel>/updates/dkms/amdgpu.ko
 
-where <module version> is dkms's, e.g. 6.12.12-2164967.22.04. The .ko files are text
-stubs of ``modinfo``-style ``key=value`` lines (version=, srcversion=, vermagic=).
+where <module version> is dkms's, e.g. 6.12.12-2164967.22.04 or 6.16.13-2327507.24.04
+(amdgpu 30.30.3). The .ko files are text stubs of ``modinfo``-style ``key=value`` lines
+(version=, srcversion=, vermagic=); version= is the kernel module's own version (6.16.13),
+which the lab reports as /sys/module/amdgpu/version once the host boots with it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ exit 0
 """
 
 
-def amdgpu_dkms_postinst(module_version: str, amdgpu_version: str) -> str:
+def amdgpu_dkms_postinst(module_version: str, kernel_module_version: str) -> str:
+    """``module_version``: dkms's (6.16.13-2327507.24.04); ``kernel_module_version``: modinfo's (6.16.13)."""
     return f"""#!/bin/sh
 # Simulated DKMS build of amdgpu {module_version}: the lab compiles nothing, it leaves
 # the files dkms would and fails the way dkms does when kernel headers are missing.
@@ -69,7 +72,7 @@ for build in /lib/modules/*/build; do
     echo "Building for $kernel"
     tree=/var/lib/dkms/$module/$version/$kernel/x86_64/module
     mkdir -p "$tree" "/lib/modules/$kernel/updates/dkms"
-    printf 'version={amdgpu_version}\\nsrcversion=LAB%s\\nvermagic=%s SMP mod_unload modversions\\n' \\
+    printf 'version={kernel_module_version}\\nsrcversion=LAB%s\\nvermagic=%s SMP mod_unload modversions\\n' \\
         "$(printf %s "$version" | md5sum | cut -c1-20 | tr a-f A-F)" "$kernel" > "$tree/amdgpu.ko"
     cp "$tree/amdgpu.ko" "/lib/modules/$kernel/updates/dkms/amdgpu.ko"
     [ "$kernel" = "$running" ] && built_running=yes

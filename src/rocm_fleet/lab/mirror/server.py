@@ -49,7 +49,10 @@ def running_pid(pidfile: Path) -> int | None:
     return pid if _MARKER.encode() in cmdline else None
 
 
-def start(root: Path, port: int, pidfile: Path, logfile: Path, timeout: float = 10.0) -> int:
+def start(
+    root: Path, port: int, pidfile: Path, logfile: Path, timeout: float = 10.0, state_dir: Path | None = None
+) -> int:
+    """Start the server; ``state_dir`` names the lab it belongs to (rocm_fleet.lab.cleanup reads it)."""
     pid = running_pid(pidfile)
     if pid:
         return pid
@@ -62,6 +65,7 @@ def start(root: Path, port: int, pidfile: Path, logfile: Path, timeout: float = 
             stdout=log,
             stderr=log,
             start_new_session=True,  # outlives the CLI that started it
+            env={**os.environ, **({"ROCM_FLEET_LAB_DIR": str(state_dir)} if state_dir else {})},
         )
     pidfile.write_text(f"{process.pid}\n")
     deadline = time.monotonic() + timeout

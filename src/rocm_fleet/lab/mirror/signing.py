@@ -43,13 +43,41 @@ def dearmor(armored: str) -> bytes:
     return base64.b64decode("".join(data))
 
 
-def sign_release(release: Path, key_name: str) -> None:
-    """Write InRelease (clearsigned) and Release.gpg (detached) next to ``release``."""
-    with tempfile.TemporaryDirectory(prefix="lab-gpg-") as home:
-        gpg = ["gpg", "--homedir", home, "--batch", "--quiet", "--no-tty", "--pinentry-mode", "loopback"]
-        subprocess.run([*gpg, "--import", str(secret_key(key_name))], check=True, capture_output=True)
+class Signer:
+    """One gpg home with the lab's secret keys, to sign many Release files in one go."""
+
+    def __enter__(self) -> Signer:
+        self._home = tempfile.TemporaryDirectory(prefix="lab-gpg-")
+        self._gpg = [
+            "gpg",
+            "--homedir",
+            self._home.name,
+            "--batch",
+            "--quiet",
+            "--no-tty",
+            "--pinentry-mode",
+            "loopback",
+        ]
+        keys = [str(secret_key(name)) for name in FINGERPRINTS]
+        subprocess.run([*self._gpg, "--import", *keys], check=True, capture_output=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        subprocess.run(["gpgconf", "--homedir", self._home.name, "--kill", "all"], capture_output=True)
+        self._home.cleanup()
+
+    def sign(self, release: Path, key_name: str) -> None:
+        """Write InRelease (clearsigned) and Release.gpg (detached) next to ``release``."""
         signer = ["--local-user", FINGERPRINTS[key_name], "--digest-algo", "SHA512", "--yes"]
         inrelease = release.with_name("InRelease")
         detached = release.with_name("Release.gpg")
         for how, output in ((["--clearsign"], inrelease), (["--armor", "--detach-sign"], detached)):
-            subprocess.run([*gpg, *signer, *how, "-o", str(output), str(release)], check=True, capture_output=True)
+            subprocess.run(
+                [*self._gpg, *signer, *how, "-o", str(output), str(release)], check=True, capture_output=True
+            )
+
+
+def sign_release(release: Path, key_name: str) -> None:
+    """Sign one Release file (see Signer for many)."""
+    with Signer() as signer:
+        signer.sign(release, key_name)

@@ -75,7 +75,11 @@ def test_dkms_version_needs_both_the_dkms_tree_and_the_installed_module(tmp_path
     write(tmp_path, f"var/lib/dkms/amdgpu/6.10.5-2084815.22.04/{RELEASE}/x86_64/module/amdgpu.ko", "")
     assert kernelstate.dkms_amdgpu_version(tmp_path) is None  # built but not installed for the kernel
     write(tmp_path, f"usr/lib/modules/{RELEASE}/updates/dkms/amdgpu.ko", "")
-    assert kernelstate.dkms_amdgpu_version(tmp_path) == "6.10.5-2084815.22.04"
+    assert kernelstate.dkms_amdgpu_version(tmp_path) == "6.10.5-2084815.22.04"  # a stub without version=
+    # The lab mirror's amdgpu-dkms of driver 30.30.3: modinfo's version is the module's own.
+    stub = "version=6.16.13\nsrcversion=LAB0\nvermagic=x SMP mod_unload modversions\n"
+    write(tmp_path, f"var/lib/dkms/amdgpu/6.16.13-2327507.24.04/{RELEASE}/x86_64/module/amdgpu.ko", stub)
+    assert kernelstate.dkms_amdgpu_version(tmp_path) == "6.16.13"
 
 
 def test_proc_modules_lists_amdgpu_with_its_helpers_as_holders(tmp_path):
