@@ -5,6 +5,12 @@
 
 * rocm_repo_dir: the directory AMD gives a ROCm release (x.y.0 is x.y).
 * rocm_repo_urls: one repository URL per release, from a per-series layout table.
+* rocm_repo_entries: {version, url} of the releases a layout table covers
+  (AMD's graphics repositories exist from ROCm 7 on only).
+* rocm_layout: the entry of a {since} table that applies to a release or
+  driver line (the amdgpu repository's OS path changed with the 30.x lines).
+* rocm_missing_repos: the prerequisite repositories (EPEL, CRB) that
+  ``dnf repolist --enabled`` does not list.
 * openpgp_fingerprints: primary-key fingerprints of a key, computed on the
   controller so the pinned-fingerprint check needs no gpg on the host and
   gives the same answer in check mode.
@@ -17,6 +23,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_repositories import missing_repositories
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import newest_since
 from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import (
     OpenPgpError,
@@ -60,6 +67,40 @@ def rocm_repo_urls(versions, base_urls, override=""):
     return urls
 
 
+def rocm_repo_entries(versions, base_urls, override=""):
+    """{version, url} for each release some ``base_urls`` entry covers; the others have no such repository."""
+    entries = []
+    for version in versions or []:
+        _release_key(version)
+        try:
+            layout = newest_since(base_urls, version)
+        except ValueError as error:
+            raise AnsibleFilterError("rocm_repo_entries: %s" % error) from error
+        if layout is not None:
+            base = str(override).rstrip("/") if override else layout["url"].rstrip("/")
+            entries.append({"version": version, "url": "%s/%s" % (base, rocm_repo_dir(version))})
+    return entries
+
+
+def rocm_layout(entries, version):
+    """The ``entries`` item ({since, ...}) with the highest since not above ``version`` (a release or driver line)."""
+    try:
+        chosen = newest_since(entries, version)
+    except ValueError as error:
+        raise AnsibleFilterError("rocm_layout: %s" % error) from error
+    if chosen is None:
+        raise AnsibleFilterError("rocm_layout: no entry covers %s" % (version,))
+    return chosen
+
+
+def rocm_missing_repos(wanted, repolist):
+    """The items of ``wanted`` ({name, match, ...}) that no repository id of ``repolist`` matches."""
+    try:
+        return missing_repositories(repolist, wanted)
+    except (ValueError, TypeError, KeyError) as error:
+        raise AnsibleFilterError("rocm_missing_repos: %s" % error) from error
+
+
 def openpgp_fingerprints(text):
     """Upper-case hex fingerprints of every primary key in the (usually ASCII-armored) key ``text``."""
     data = text if isinstance(text, bytes) else str(text or "").encode("utf-8", "surrogateescape")
@@ -74,5 +115,8 @@ class FilterModule(object):
         return {
             "rocm_repo_dir": rocm_repo_dir,
             "rocm_repo_urls": rocm_repo_urls,
+            "rocm_repo_entries": rocm_repo_entries,
+            "rocm_layout": rocm_layout,
+            "rocm_missing_repos": rocm_missing_repos,
             "openpgp_fingerprints": openpgp_fingerprints,
         }

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from conftest import find_task, load_yaml, render
+from conftest import evaluate, find_task, load_yaml, render
 
 ROCM_TASKS = "packages/tasks/rocm.yml"
 USECASES = load_yaml("packages/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["packages_usecases"][
     "choices"
 ]
 AMD_SETS = load_yaml("packages/vars/main.yml")["__packages_amd_usecase_sets"]
+DRIVERS = load_yaml("preflight/vars/amdgpu_drivers.yml")["preflight_amdgpu_drivers_builtin"]
 
 
 def packages_variables(family: str = "Debian", **overrides) -> dict:
@@ -97,28 +98,60 @@ def test_each_listed_release_is_one_object_and_none_where_rocm_is_not_wanted():
     assert release_objects(["6.4.1"], ["base"], **no_gpu) == []
 
 
-def driver_objects(family: str, **overrides) -> list[dict]:
-    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the default ROCm release")
+def driver_objects(family: str, driver_line: str | None = "6.4.1", **overrides) -> list[dict]:
+    """The driver task's loop items, with preflight's decision of the driver line (amdgpu_drivers.yml's entry)."""
+    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")
+    driver = dict(DRIVERS[driver_line], line=driver_line) if driver_line else None
+    overrides.setdefault("preflight_decision", {"amdgpu_driver": driver})
     return render(task["loop"], **packages_variables(family, **overrides))
 
 
-def test_driver_pin_globs_the_release_tag():
-    tag = render(load_yaml("packages/vars/main.yml")["__packages_release_tag"], packages_rocm_default_version="6.4.1")
-    assert tag == "60401"
-    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the default ROCm release")
+def test_the_lab_driver_of_641_keeps_its_apt_version():
+    # The lab mirror serves amdgpu-dkms 1:6.12.12.60401-2164967.22.04 (src/rocm_fleet/lab/mirror/catalog.py).
+    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")
     [debian] = driver_objects("Debian", packages_rocm_versions=["6.3.3", "6.4.1"])
     assert (debian["id"], debian["label"], debian["version"]) == ("ROCM-PKG-003", "packages: amdgpu-dkms",
-                                                                  "1:*.60401-*")
-    assert render(task["ansible.builtin.package"]["name"], item=debian) == "amdgpu-dkms=1:*.60401-*"
-    # On RPM hosts the repository pins the release: no version.
+                                                                  "1:6.12.12.60401-*")
+    assert render(task["ansible.builtin.package"]["name"], item=debian) == "amdgpu-dkms=1:6.12.12.60401-*"
+    # RPM hosts get a versioned spec too, never a bare "present".
     [redhat] = driver_objects("RedHat", packages_rocm_versions=["6.4.1"])
-    assert redhat["version"] is None
-    assert render(task["ansible.builtin.package"]["name"], item=redhat) == "amdgpu-dkms"
+    assert render(task["ansible.builtin.package"]["name"], item=redhat) == "amdgpu-dkms >= 1:6.12.12"
+    assert task["ansible.builtin.package"]["state"] == "present"
+
+
+def test_the_driver_moves_only_when_missing_or_older():
+    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")
+    driver = dict(DRIVERS["30.30.3"], line="30.30.3")
+    variables = {**packages_variables("Debian"), "__packages_amdgpu_driver": driver}
+
+    def moves(installed):
+        return evaluate(task["when"], ansible_facts={"packages": {"amdgpu-dkms": installed}} if installed is not None
+                        else {"packages": {}}, **variables)
+
+    assert moves(None) is True
+    assert moves([{"version": "1:6.12.12.60401-2164967.22.04"}]) is True
+    assert moves([{"version": "1:6.16.13.30300300-2327507.24.04"}]) is False
+    assert task["notify"] == "packages amdgpu driver changed"
 
 
 def test_no_driver_object_without_the_driver_or_from_the_distribution():
     assert driver_objects("Debian", packages_rocm_versions=["6.4.1"], packages_amdgpu_dkms=False) == []
     assert driver_objects("Debian", packages_rocm_versions=["6.4.1"], packages_source="distro") == []
+
+
+@pytest.mark.parametrize(("family", "line", "problem"), [
+    ("Debian", None, "no amdgpu driver line is decided for this host"),
+    ("RedHat", "6.2.4", "the rpm version of amdgpu-dkms in driver line 6.2.4 is unknown (not sourced)"),
+])
+def test_a_driver_without_a_known_version_fails_preflight_naming_it(family, line, problem):
+    task = find_task("packages/tasks/preflight.yml",
+                     "Check that amdgpu-dkms of the decided driver line has a known version")
+    driver = dict(DRIVERS[line], line=line) if line else None
+    variables = {**packages_variables(family), "preflight_decision": {"amdgpu_driver": driver},
+                 "inventory_hostname": "gpu-01"}
+    assert evaluate(task["ansible.builtin.assert"]["that"], **variables) is False
+    message = render(task["ansible.builtin.assert"]["fail_msg"], **variables)
+    assert message.startswith("gpu-01: " + problem)
 
 
 def test_debian_12_distro_packages():

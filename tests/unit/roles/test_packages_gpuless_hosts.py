@@ -51,4 +51,4 @@ def test_the_driver_and_rocm_tasks_are_gated_by_those_decisions():
     assert gates["rocm.yml"] == gates["versions.yml"] == "__packages_rocm_wanted"
     assert evaluate(gates["driver.yml"], packages_amdgpu_dkms=False, packages_source="mirror") is False
     assert evaluate(gates["driver.yml"], packages_amdgpu_dkms=True, packages_source="mirror") is True
-    assert find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the default ROCm release")
+    assert find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")

@@ -9,7 +9,7 @@ from conftest import ROLES, evaluate, find_task, load_yaml, render
 
 def family_vars(family: str, **facts) -> dict:
     data = load_yaml(f"repo/vars/{family}.yml")
-    return render("{{ data }}", data=data, ansible_facts=facts)
+    return render("{{ data }}", data=data, ansible_facts=facts, **data)
 
 
 @pytest.mark.parametrize(
@@ -32,10 +32,17 @@ def test_debian_family_uses_amds_apt_layout(repo_filters):
 
 
 def test_rhel_layout_changes_with_rocm_7(repo_filters):
-    data = family_vars("RedHat", distribution_major_version="9", distribution_version="9.4")
+    data = family_vars("RedHat", distribution="RedHat", distribution_major_version="9", distribution_version="9.4",
+                       architecture="x86_64")
     urls = repo_filters.rocm_repo_urls(["6.4.1", "7.0.1"], data["__repo_rocm_base_urls"])
     assert urls == ["https://repo.radeon.com/rocm/rhel9/6.4.1", "https://repo.radeon.com/rocm/el9/7.0.1"]
-    assert data["__repo_amdgpu_os_path"] == "rhel/9.4/main/x86_64"
+    # The amdgpu directory's OS path follows the driver line: rhel/<version> for 6.x lines, el/ for 30.x ones.
+    paths = data["__repo_amdgpu_os_paths"]
+    assert repo_filters.rocm_layout(paths, "6.4.1")["path"] == "rhel/9.4/main/x86_64"
+    assert repo_filters.rocm_layout(paths, "30.10")["path"] == "el/9.4/main/x86_64"
+    assert repo_filters.rocm_repo_entries(["6.4.1", "7.0.1"], data["__repo_graphics_base_urls"]) == [
+        {"version": "7.0.1", "url": "https://repo.radeon.com/graphics/7.0.1"}]
+    assert data["__repo_graphics_os_path"] == "el/9.4/main/x86_64"
     assert data["__repo_tasks"] == "dnf"
 
 
@@ -44,7 +51,7 @@ def test_sles_uses_zypper_layout(repo_filters):
     assert repo_filters.rocm_repo_urls(["6.4.1"], data["__repo_rocm_base_urls"]) == [
         "https://repo.radeon.com/rocm/zyp/6.4.1"
     ]
-    assert data["__repo_amdgpu_os_path"] == "sle/15.6/main/x86_64"
+    assert repo_filters.rocm_layout(data["__repo_amdgpu_os_paths"], "30.30.3")["path"] == "sle/15.6/main/x86_64"
     assert data["__repo_tasks"] == "zypper"
 
 
@@ -57,6 +64,11 @@ def test_a_mirror_replaces_the_base_for_every_release(repo_filters):
 def test_a_release_older_than_every_layout_fails(repo_filters):
     with pytest.raises(AnsibleFilterError, match="no repository layout"):
         repo_filters.rocm_repo_urls(["6.4.1"], [{"since": "7.0.0", "url": "https://example.invalid"}])
+    with pytest.raises(AnsibleFilterError, match=r"rocm_layout: no entry covers 6\.4\.1"):
+        repo_filters.rocm_layout([{"since": "30.0", "path": "el"}], "6.4.1")
+    # Entries (the graphics repositories) leave uncovered releases out instead, and take a mirror's base.
+    assert repo_filters.rocm_repo_entries(["6.4.1", "7.2.0"], [{"since": "7.0.0", "url": "https://g"}],
+                                          "http://m/graphics/") == [{"version": "7.2.0", "url": "http://m/graphics/7.2"}]
 
 
 @pytest.mark.parametrize(("major", "suite"), [("12", "jammy"), ("13", "noble"), ("11", "")])
@@ -124,7 +136,7 @@ def test_release_check_accepts_only_x_y_z(versions, valid):
 @pytest.mark.parametrize(("requested", "valid"), [(["6.4.1"], True), (["6.3.3", "6.4.1"], True), (["6.2.4"], False)])
 def test_requested_releases_must_be_served_by_the_mirror(requested, valid):
     task = find_task("repo/tasks/preflight.yml", "Check the ROCm releases and the mirror URLs")
-    condition = task["ansible.builtin.assert"]["that"][4]
+    condition = task["ansible.builtin.assert"]["that"][3]
     assert "repo_available_rocm_versions" in condition
     served = {"repo_available_rocm_versions": ["6.3.3", "6.4.1"], "repo_source": "mirror"}
     assert evaluate(condition, repo_rocm_versions=requested, **served) is valid
