@@ -51,11 +51,11 @@ def test_mi300x_host_as_the_inventory_declares_it():
     assert decision["tuning"] == {"boot_params": ["iommu=pt", "pci=realloc=off"],
                                   "sysctls": {"kernel.numa_balancing": 0}, "modprobe_options": {}}
     assert decision["hsa_overrides"] == {} and decision["pytorch_rocm_arch"] == "gfx942"
-    assert decision["supported"] and decision["rocm_version"] == "6.4.1" and decision["reboot_allowed"] is True
+    assert decision["supported"] and decision["rocm_version"] == DEFAULTS["preflight_rocm_version"] and decision["reboot_allowed"] is True
     assert decision["expected_classes"] == ["mi300x"] and decision["min_vram_gib"] == 24
     assert decision["os"] == "Debian 12.7" and decision["summary"]["package_count"] == 8
     report = outcome["report"]
-    assert report.startswith("host h1: ROCm 6.4.1 on Debian 12.7") and report.endswith(": supported")
+    assert report.startswith(f"host h1: ROCm {DEFAULTS['preflight_rocm_version']} on Debian 12.7") and report.endswith(": supported")
     assert outcome["gpus"] == "8 x AMD Instinct MI300X (gfx942)"
 
 
@@ -164,8 +164,9 @@ def test_mi300x_expectations_are_those_of_its_class():
     assert gpu_expectations(decided("mi300x-8"), CATALOG, MATRIX, "6.4.1") == {
         "count": 8, "gfx_targets": ["gfx942"], "products": "AMD Instinct MI300X*",
         "vram_bytes_min": int(192 * 0.9 * GIB), "topology": {"link_type": "XGMI", "hops": 1, "weight": 15},
-        # The loaded module of driver line 6.4.1 reports 6.12.12; the host's kernel tells the in-tree driver apart.
-        "driver": {"loaded": True, "line": "6.4.1", "version": "6.12.12", "kernel": "6.1.0-28-amd64"},
+        # The decided release (the default, 7.2.3) runs driver line 30.30.3, whose loaded module reports
+        # 6.16.13 (shared capture mi210-8gpu_rocm7.2.0_modinfo...); the kernel tells the in-tree driver apart.
+        "driver": {"loaded": True, "line": "30.30.3", "version": "6.16.13", "kernel": "6.1.0-28-amd64"},
         "rocm_version": "6.4.1-*",
     }
 
@@ -174,7 +175,7 @@ def test_the_declared_class_and_count_win_over_what_was_found():
     expect = gpu_expectations(decided("mi210-4-pcie", expected_class="mi300x"), CATALOG, MATRIX, None,
                               expected_gpu_count=8)
     assert expect["products"] == "AMD Instinct MI300X*" and expect["count"] == 8
-    assert expect["rocm_version"] == "6.4.1-*"  # None: the decided version
+    assert expect["rocm_version"] == DEFAULTS["preflight_rocm_version"] + "-*"  # None: the decided version
 
 
 def test_the_workload_minimum_and_a_mixed_host():
