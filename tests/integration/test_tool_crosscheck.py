@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocm_smi as rocm_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import GpuParseError
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES, GpuParseError
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text import parse_rocm_smi_text
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import collect_rocminfo
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
@@ -133,6 +134,23 @@ def crosscheck(tool, host, tool_roots, versions, outputs):
     where = "%s, gpu_facts' collector" % label
     assert state == "ok", "%s: %s" % (where, report["warnings"])
     agree_everywhere(where, report, sysfs, limits, numbered_like_sysfs=tool.tool == "rocm-smi")
+    facts_agree("%s, gpu_facts' merge with sysfs" % label, tool, report, sysfs, limits)
+
+
+def facts_agree(where, tool, report, sysfs, limits):
+    """The gpu fact: the sysfs values, and a conflict only where the tool documentedly names another GPU."""
+    source = tool.tool.replace("-", "_")
+    states = {name: "missing" for name in SOURCES}
+    states.update({"sysfs": "ok", source: "ok"})
+    facts = merge_reports({"sysfs": sysfs, source: report}, states, [])
+    wrong = [field for field, limit in limits.items() if limit.shows == NOT_THE_GPU]
+    for conflict in facts["conflicts"]:
+        assert any(field in conflict for field in wrong), "%s: conflict %r" % (where, conflict)
+    for merged, expected in zip(facts["devices"], sysfs["devices"], strict=True):
+        for field in FIELDS:
+            assert merged[field] == expected[field], "%s: GPU %s %s" % (where, expected["index"], field)
+    if sysfs["topology"] is not None and len(sysfs["devices"]) > 1:
+        assert {key: facts["topology"][key] for key in sysfs["topology"]} == sysfs["topology"], where
 
 
 def pairs(devices, sysfs_devices):

@@ -29,6 +29,13 @@ strace on these trees:
   hwmon needs ``in0_label`` (init fails without it); without ``pwm1`` (passive
   Instinct boards) the concise view prints every row but exits 2.
 * ``/sys/module/amdgpu/version`` for ``--showdriverversion``.
+
+The newer tools (rocm-smi 6.1.2/6.4.1, amd-smi 6.1.2/27.1, in the Debian roots of
+``lab/toolroots.py``) read the same files through ``/sys/class/drm/renderD*``
+and need every KFD node's ``p2p_links`` directory (``render_kfd.py``). What they
+take from DRM or KFD ioctls instead, which no rendered tree can answer, is listed
+per tool version in ``tool_limits.py`` and checked by
+tests/integration/test_tool_crosscheck.py.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ _CUSTOMIZE = (
 
 @dataclass(frozen=True)
 class ToolRoot:
-    """A Debian release and the GPU tools (Debian binary packages) its root holds."""
+    """A Debian release and the Debian binary packages its root holds (each tool's package has its name)."""
 
     suite: str
     tools: tuple[str, ...]
@@ -41,13 +41,15 @@ class ToolRoot:
         return debroot.Recipe(name=f"tools-{self.suite}", suite=self.suite, packages=self.tools, customize=_CUSTOMIZE)
 
 
+# pci.ids: the tools name vendors and boards from it (rocm_smi_lib falls back to the vendor ID for every
+# name without it); servers and the lab hosts (pciutils) have it.
 TOOL_ROOTS = {
-    # Debian 12: rocm-smi 5.2.3 (its rocm-smi-lib has no amd-smi; rocminfo is not needed for the check).
-    "bookworm": ToolRoot("bookworm", ("rocm-smi",)),
+    # Debian 12: rocm-smi 5.2.3 (Debian 12 has no amd-smi; rocminfo is not needed for the check).
+    "bookworm": ToolRoot("bookworm", ("rocm-smi", "pci.ids")),
     # Debian 13: rocm-smi 6.1.2, amd-smi 6.1.2, rocminfo 6.1.2.
-    "trixie": ToolRoot("trixie", ("rocm-smi", "amd-smi", "rocminfo")),
+    "trixie": ToolRoot("trixie", ("rocm-smi", "amd-smi", "rocminfo", "pci.ids")),
     # Debian's next release: rocm-smi 6.4.1, amd-smi 27.1 (package 10.1), rocminfo 7.2.4; it moves.
-    "forky": ToolRoot("forky", ("rocm-smi", "amd-smi", "rocminfo")),
+    "forky": ToolRoot("forky", ("rocm-smi", "amd-smi", "rocminfo", "pci.ids")),
 }
 
 

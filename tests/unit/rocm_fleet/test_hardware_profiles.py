@@ -1,13 +1,20 @@
-"""Hardware profiles: loading, validation errors, fault variants, and the topology they imply."""
+"""Hardware profiles: loading, validation errors, fault variants, the topology they imply, their KFD
+rendering, and the documented limits of the tools that read them."""
 
 from pathlib import Path
 
 import pytest
 import yaml
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEVICE_KEYS, TOPOLOGY_KEYS
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text import parse_rocm_smi_text
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
 
 from rocm_fleet.hardware import ProfileError, available_profiles, load_profile, profile_from_dict
 from rocm_fleet.hardware.profile import PROFILE_DIR
+from rocm_fleet.hardware.render import DeviceNode, render_profile
+from rocm_fleet.hardware.render_kfd import NODE_DIRECTORIES
+from rocm_fleet.hardware.sandbox import tool_root_script
+from rocm_fleet.hardware.tool_limits import LIMITS, NOT_THE_GPU, UNKNOWN, limits_for, upstream_version
 
 CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures"
 EXPECTED_PROFILES = {"mi300x-8", "mi250x-8gcd", "mi210-4-pcie", "w7900-2", "rx7900xtx-1", "rx6700xt-1", "nogpu"}
@@ -152,3 +159,77 @@ def test_fault_helpers_reject_bad_indexes():
         profile.with_link(0, 0, "XGMI")
     with pytest.raises(ProfileError):
         profile.with_link(0, 1, "NVLINK")
+
+
+def kfd_nodes(tmp_path, name):
+    render_profile(load_profile(name), tmp_path)
+    return tmp_path / "sys/devices/virtual/kfd/kfd/topology/nodes"
+
+
+def link_targets(directory):
+    return sorted(
+        (int(props["node_to"]), int(props["weight"]), int(props["type"]))
+        for props in (
+            dict(line.split() for line in path.read_text().splitlines()) for path in directory.glob("*/properties")
+        )
+    )
+
+
+def test_every_kfd_node_has_the_directories_the_kernel_creates(tmp_path):
+    nodes = kfd_nodes(tmp_path, "w7900-2")
+    for node in nodes.iterdir():
+        assert sorted(path.name for path in node.iterdir() if path.is_dir()) == sorted(NODE_DIRECTORIES), node
+
+
+def test_p2p_links_are_the_kernels_indirect_links_to_the_other_cpu_nodes(tmp_path):
+    # kfd_create_indirect_link_prop: GPU -> each other CPU node, weight = PCIe 20 + SLIT distance;
+    # large-BAR GPUs get the reverse link in that CPU node (mi300x-8: GPUs 0-3 on NUMA 0, 4-7 on NUMA 1).
+    nodes = kfd_nodes(tmp_path, "mi300x-8")
+    remote = 20 + load_profile("mi300x-8").numa_distance[0][1]
+    assert link_targets(nodes / "2/p2p_links") == [(1, remote, 2)]
+    assert link_targets(nodes / "6/p2p_links") == [(0, remote, 2)]
+    assert link_targets(nodes / "0/p2p_links") == [(node, remote, 2) for node in (6, 7, 8, 9)]
+    properties = dict(line.split() for line in (nodes / "0/properties").read_text().splitlines())
+    assert properties["p2p_links_count"] == "4"
+
+
+def test_one_numa_node_has_no_indirect_links(tmp_path):
+    nodes = kfd_nodes(tmp_path, "w7900-2")
+    assert all(not any((node / "p2p_links").iterdir()) for node in nodes.iterdir())
+
+
+def test_rendered_p2p_links_leave_the_sysfs_view_unchanged(tmp_path):
+    nodes = kfd_nodes(tmp_path, "mi300x-8")
+    state, report = collect_sysfs(str(nodes.parents[6]))
+    assert state == "ok" and report["topology"] == load_profile("mi300x-8").expected_topology()
+
+
+@pytest.mark.parametrize(
+    ("debian", "upstream"),
+    [("6.1.2+ds-2", "6.1.2"), ("10.1-1", "10.1"), ("1:6.4.1-1.1", "6.4.1"), ("7.2.4-1", "7.2.4")],
+)
+def test_upstream_version_of_a_debian_version(debian, upstream):
+    assert upstream_version(debian) == upstream
+
+
+def test_a_tool_version_nobody_documented_is_held_to_the_newest_known_limits():
+    limits, known = limits_for("amd-smi", "11.0")
+    assert known == "10.1" and limits["device_id"].shows == UNKNOWN
+    limits, known = limits_for("rocm-smi", "6.1.2")
+    assert known == "6.1.2" and limits == {}
+
+
+def test_every_documented_limit_names_a_report_field_and_why():
+    for (tool, version), limits in LIMITS.items():
+        for limit in limits:
+            assert limit.field in DEVICE_KEYS + TOPOLOGY_KEYS, (tool, version, limit)
+            assert limit.shows in (UNKNOWN, NOT_THE_GPU) and len(limit.why) > 40, (tool, version, limit)
+
+
+def test_tool_root_script_mounts_what_the_tools_open(tmp_path):
+    script = tool_root_script("/roots/tools-trixie", tmp_path, [DeviceNode("/dev/kfd", 234, 0)])
+    assert "mount -o remount,bind,ro /roots/tools-trixie" in script
+    for mount_point in ("/sys", "/proc", "/dev", "/dev/shm", "/tmp"):
+        assert " /roots/tools-trixie%s\n" % mount_point in script
+    assert "mknod -m 0666 /roots/tools-trixie/dev/kfd c 234 0" in script
+    assert script.endswith('exec chroot /roots/tools-trixie "$@"')
