@@ -57,6 +57,9 @@ class Gpu:
     pcie_width: int
     unique_id: str | None = None
     vendor_id: int = 0x1002
+    # amdgpu's current_compute_partition / current_memory_partition (GC 9.4.3 parts only, e.g. "SPX", "NPS1").
+    compute_partition: str | None = None
+    memory_partition: str | None = None
 
     @property
     def location_id(self):

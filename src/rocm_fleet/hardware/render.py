@@ -256,6 +256,11 @@ def _amdgpu_files(gpu):
         # rocm_smi_lib skips cards without it; rocm-smi 5.2.3 --showproductname crashes when it is empty.
         "vbios_version": gpu.vbios_version,
     }
+    # amdgpu creates these only on partitionable parts (MI300); rocm-smi 6.x and amd-smi print N/A without them.
+    if gpu.compute_partition:
+        files["current_compute_partition"] = gpu.compute_partition
+    if gpu.memory_partition:
+        files["current_memory_partition"] = gpu.memory_partition
     return files
 
 
