@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
-from lab_helpers import LabShell
+from lab_helpers import REPO, LabShell
 from lab_site import PlaybookRun
 
 from rocm_fleet.lab import inventory
@@ -16,6 +16,9 @@ HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
 GPU_HOSTS = sorted(name for name, spec in HOSTS.items() if "gpu_servers" in spec.groups)
 # A user of inventory/lab/group_vars/gpu_servers/access.yml that the access role creates.
 CREATED_USER = "researcher"
+# The ROCm releases the lab mirror serves, as the repo role is told in inventory/lab.
+LAB_MIRROR_VARS = REPO / "inventory" / "lab" / "group_vars" / "all" / "lab_mirror.yml"
+SERVED_ROCM_VERSIONS = yaml.safe_load(LAB_MIRROR_VARS.read_text())["repo_available_rocm_versions"]
 
 
 def port(host: str) -> int:

@@ -26,6 +26,8 @@ GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
 # host -> (commands run as root on the host, lab faults, the checks the change must fail)
 SCENARIOS = {
     "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-TOPO-001"}),
+    # On Debian 13: without AMD's pin, apt would prefer the distribution's own ROCm packages.
+    "mi300x-02": (["rm /etc/apt/preferences.d/rocm-pin-600"], [], {"ROCM-REPO-003"}),
     "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [], {"ROCM-SYSCTL-001"}),
     # As an admin would: the drop-in loses iommu=pt and grub.cfg is regenerated; active until the next boot.
     "mi210-01": ([f"sed -i 's/ iommu=pt//' {GRUB_DROPIN}", "update-grub"], [], {"ROCM-BOOT-001"}),
@@ -37,7 +39,12 @@ SCENARIOS = {
         [],
         {"ROCM-ENV-001", "ROCM-ACCESS-002"},
     ),
-    "login-01": (["dpkg --remove --force-depends rocminfo6.4.1"], [], {"ROCM-PKG-002"}),
+    # rocminfo<version> of whichever release the host got.
+    "login-01": (
+        ["dpkg --remove --force-depends $(dpkg-query -W -f '${Package} ' 'rocminfo[0-9]*')"],
+        [],
+        {"ROCM-PKG-002"},
+    ),
 }
 STOPPED = "login-01"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from lab_ansible import gpu_facts
+from lab_ansible import adhoc, gpu_facts
 
 from rocm_fleet.hardware.profile import load_profile
-from rocm_fleet.lab import inventory
+from rocm_fleet.lab import base, inventory
 
 pytestmark = pytest.mark.lab
 HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
@@ -40,3 +40,16 @@ def test_lspci_lists_the_gpus_with_their_class(lab, host, count, pci_class):
     lines = result.splitlines()
     assert len(lines) == count
     assert all(pci_class in line and re.search(r"\[1002:[0-9a-f]{4}\]", line) for line in lines), lines
+
+
+def test_ansible_sees_each_host_on_the_debian_release_its_inventory_names(lab):
+    facts = adhoc("all", "ansible.builtin.setup", "gather_subset=min,!all filter=ansible_distribution*")
+    seen = {
+        name: {key: result["ansible_facts"][f"ansible_distribution{key}"] for key in ("", "_major_version", "_release")}
+        for name, result in facts.items()
+    }
+    assert seen == {
+        name: {"": "Debian", "_major_version": spec.debian, "_release": base.SUITES[spec.debian]}
+        for name, spec in HOSTS.items()
+    }
+    assert {spec.debian for spec in HOSTS.values()} == set(base.SUITES)

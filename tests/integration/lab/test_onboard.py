@@ -20,6 +20,7 @@ import pytest
 import yaml
 from lab_helpers import REPO, LabShell, lab_available, rocm_fleet
 from lab_site import PlaybookRun, run_playbook
+from provision_lab import SERVED_ROCM_VERSIONS
 
 pytestmark = pytest.mark.lab
 
@@ -202,7 +203,7 @@ def test_every_profile_is_onboarded_with_a_passing_baseline(onboarded):
         assert compliance["summary"]["fail"] == compliance["summary"]["error"] == 0, (host, compliance["summary"])
         assert all(check["status"] == "pass" for check in compliance["results"])
         assert baseline["gpu"]["count"] == baseline["gpu_discovered"]["count"], (host, profile)
-        assert baseline["preflight_decision"]["rocm_version"] in ("6.3.3", "6.4.1")
+        assert baseline["preflight_decision"]["rocm_version"] in SERVED_ROCM_VERSIONS
         assert f"{host}: onboarded" in (onboarded.results / host / "summary.txt").read_text()
     assert "7 of 8 hosts onboarded" in run.output
 

@@ -51,7 +51,8 @@ UNTOUCHED = "login-01"  # converged and left alone: --check --diff must report n
 REBOOT_ALLOWED, REBOOT_NOT_ALLOWED = "mi300x-01", "mi210-01"
 EXTRA_BOOT_PARAM = "pcie_aspm=off"
 MIRROR_HOST, MIRROR_BYSTANDER = "login-01", "rx6700xt-01"
-MISSING_PACKAGE = "rocm-hip-runtime6.4.1"  # a package of the hip use case, removed on MIRROR_HOST only
+# A package of the hip use case (named rocm-hip-runtime<version> per release), removed on MIRROR_HOST only.
+MISSING_PACKAGE = "rocm-hip-runtime"
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +104,8 @@ def test_a_kernel_parameter_change_reboots_only_where_allowed(lab, converged_lab
 def test_a_host_that_needs_a_package_fails_while_the_mirror_is_down(lab, converged_lab, touched):
     touched.add(MIRROR_HOST)
     # Without the package and apt's cached .deb, only this host must download from the mirror.
-    sudo(lab, MIRROR_HOST, f"apt-get remove -y -q {MISSING_PACKAGE} >/dev/null && apt-get clean")
+    package = sudo(lab, MIRROR_HOST, f"dpkg-query -W -f '${{Package}}\\n' '{MISSING_PACKAGE}[0-9]*'").split()[0]
+    sudo(lab, MIRROR_HOST, f"apt-get remove -y -q {package} >/dev/null && apt-get clean")
     rocm_fleet("lab", "fault", "mirror", "down")
     try:
         run = run_playbook("site.yml", "--limit", f"{MIRROR_HOST},{MIRROR_BYSTANDER}")
@@ -112,7 +114,7 @@ def test_a_host_that_needs_a_package_fails_while_the_mirror_is_down(lab, converg
     assert run.returncode != 0, run.tail()
     failure = failure_of(run, MIRROR_HOST)
     assert failed_task(run, MIRROR_HOST).endswith("packages : Install the use cases of each ROCm release")
-    assert "Failed to fetch" in failure and MISSING_PACKAGE in failure, failure
+    assert "Failed to fetch" in failure and package in failure, failure
     # The other host finishes (its own hand change repaired, reaching the final report).
     assert run.recap[MIRROR_BYSTANDER]["failed"] == 0, run.tail()
     assert run.changed_objects.get(MIRROR_BYSTANDER) == [HAND_CHANGES[MIRROR_BYSTANDER][1]]

@@ -1,0 +1,178 @@
+"""Debian 12 and 13 hosts side by side: lab_debian in the inventory picks each host's base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rocm_fleet.lab import base, inventory, lab
+from rocm_fleet.lab.host import HostSpec, LabHost
+
+
+def write_inventory(directory: Path, hosts: dict, group_vars: dict | None = None) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    for relative, data in (group_vars or {}).items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(data))
+    return directory
+
+
+def host(port: int, **extra) -> dict:
+    return {"lab_profile": "nogpu", "ansible_port": port, **extra}
+
+
+def releases(directory: Path) -> dict[str, str]:
+    return {spec.name: spec.debian for spec in inventory.committed_hosts(directory)}
+
+
+def test_a_host_without_lab_debian_is_debian_12_and_the_host_or_its_group_can_say_13(tmp_path):
+    hosts = {
+        "all": {
+            "children": {
+                "servers": {"hosts": {"old": host(1), "own": host(2, lab_debian="13"), "int": host(3, lab_debian=13)}},
+                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"grouped": host(4)}},
+            }
+        }
+    }
+    assert releases(write_inventory(tmp_path, hosts)) == {"old": "12", "own": "13", "int": "13", "grouped": "13"}
+
+
+def test_the_host_beats_its_groups_and_a_child_group_beats_its_parent(tmp_path):
+    hosts = {
+        "all": {
+            "vars": {"lab_debian": "12"},
+            "children": {
+                "fleet": {
+                    "vars": {"lab_debian": "12"},
+                    "children": {"migrated": {"vars": {"lab_debian": "13"}, "hosts": {"new": host(1)}}},
+                    "hosts": {"pinned": host(2, lab_debian="12")},
+                },
+                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"pinned": None}},
+            },
+        }
+    }
+    assert releases(write_inventory(tmp_path, hosts)) == {"new": "13", "pinned": "12"}
+
+
+@pytest.mark.parametrize("value", ["14", "trixie", 13.0, True, "", None])
+def test_an_unknown_release_names_the_host_the_file_and_the_releases_the_lab_installs(tmp_path, value):
+    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1, lab_debian=value)}}})
+    with pytest.raises(inventory.InventoryError) as error:
+        inventory.committed_hosts(directory)
+    message = str(error.value)
+    assert f"host gpu-07: lab_debian {value!r}" in message
+    assert str(directory / "hosts.yml") in message
+    assert '"12" (bookworm), "13" (trixie)' in message
+
+
+def test_an_unknown_release_set_by_a_group_names_that_group(tmp_path):
+    hosts = {"all": {"children": {"debian14": {"vars": {"lab_debian": "14"}, "hosts": {"gpu-07": host(1)}}}}}
+    with pytest.raises(inventory.InventoryError, match=r"\(group debian14\): host gpu-07: lab_debian '14'"):
+        inventory.committed_hosts(write_inventory(tmp_path, hosts))
+
+
+def test_two_groups_of_one_depth_that_disagree_are_refused_not_decided_by_name(tmp_path):
+    hosts = {
+        "all": {
+            "children": {
+                "debian12": {"vars": {"lab_debian": "12"}, "hosts": {"gpu-07": host(1)}},
+                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"gpu-07": None}},
+            }
+        }
+    }
+    with pytest.raises(inventory.InventoryError) as error:
+        inventory.committed_hosts(write_inventory(tmp_path, hosts))
+    assert "host gpu-07: its groups disagree on lab_debian (group debian12: '12', group debian13: '13')" in str(
+        error.value
+    )
+    assert "set lab_debian on the host itself" in str(error.value)
+
+
+@pytest.mark.parametrize("relative", ["group_vars/debian13/lab.yml", "host_vars/gpu-07.yml"])
+def test_lab_debian_in_group_vars_or_host_vars_is_refused_since_the_lab_would_not_see_it(tmp_path, relative):
+    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1)}}}, {relative: {"lab_debian": "13"}})
+    with pytest.raises(inventory.InventoryError) as error:
+        inventory.committed_hosts(directory)
+    assert str(directory / relative) in str(error.value)
+    assert "hosts.yml only" in str(error.value)
+
+
+def test_the_committed_lab_has_debian_13_hosts_beside_debian_12_ones_in_the_sites_groups():
+    specs = inventory.committed_hosts()
+    on_13 = [spec for spec in specs if spec.debian == "13"]
+    assert any(spec.profile == "mi300x-8" and "mi300x_training" in spec.groups for spec in on_13)
+    assert any("radeon_workstations" in spec.groups for spec in on_13)
+    assert all("debian13" in spec.groups for spec in on_13)
+    assert any(spec.debian == "12" and spec.profile == "mi300x-8" for spec in specs)
+
+
+def test_each_release_has_a_base_recipe_of_its_suite_with_the_same_contents():
+    assert base.SUITES[base.DEFAULT_RELEASE] == base.SUITE == "bookworm"
+    bookworm, trixie = base.recipe("bookworm"), base.recipe("trixie")
+    assert (bookworm.suite, trixie.suite) == ("bookworm", "trixie")
+    assert (bookworm.packages, bookworm.customize) == (trixie.packages, trixie.customize)
+    assert bookworm.path() != trixie.path()
+    assert HostSpec("a", "nogpu", 1, debian="13").suite == "trixie"
+    assert HostSpec("a", "nogpu", 1).suite == "bookworm"
+
+
+def test_ensure_bases_builds_each_suite_once(monkeypatch):
+    built = []
+    monkeypatch.setattr(base.debroot, "ensure_root", lambda recipe, log: built.append(recipe.suite) or recipe.path())
+    bases = base.ensure_bases(["trixie", "bookworm", "trixie"])
+    assert sorted(built) == ["bookworm", "trixie"]
+    assert bases == {"bookworm": base.base_path("bookworm"), "trixie": base.base_path("trixie")}
+
+
+@pytest.fixture
+def fake_lab(tmp_path, monkeypatch):
+    """lab.up with everything that touches the machine replaced; records what each host is mounted on."""
+    monkeypatch.setenv("ROCM_FLEET_LAB_DIR", str(tmp_path / "state"))
+    hosts = {
+        "all": {
+            "children": {
+                "servers": {"hosts": {"d12": host(2291), "d13": host(2292)}},
+                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"d13": None}},
+            }
+        }
+    }
+    monkeypatch.setenv("ROCM_FLEET_LAB_INVENTORY", str(write_inventory(tmp_path / "inventory", hosts)))
+    (tmp_path / "state" / "proc-sys").mkdir(parents=True)
+    mounted = {}
+    monkeypatch.setattr(base, "ensure_bases", lambda suites, log: {suite: Path("/bases", suite) for suite in suites})
+    monkeypatch.setattr(lab.layer, "ensure_layer", lambda: Path("/layer"))
+    monkeypatch.setattr(lab, "_ensure_controller_key", lambda: "ssh-ed25519 KEY")
+    monkeypatch.setattr(lab, "_mirror", lambda: (None, None))
+    monkeypatch.setattr(lab, "_known_hosts", lambda hosts: None)
+    monkeypatch.setattr(LabHost, "is_running", lambda self: False)
+    monkeypatch.setattr(
+        LabHost, "mount_root", lambda self, base_dir, layer_dir: mounted.update({self.spec.name: base_dir})
+    )
+    monkeypatch.setattr(LabHost, "configure", lambda self, key: self.dir.mkdir(parents=True, exist_ok=True))
+    monkeypatch.setattr(LabHost, "start", lambda self: None)
+    monkeypatch.setattr(LabHost, "stop", lambda self: None)
+    monkeypatch.setattr(LabHost, "wait_ready", lambda self, deadline: True)
+    return mounted
+
+
+def test_up_mounts_each_host_on_the_base_of_its_release(fake_lab):
+    result = lab.up(log=lambda *_: None)
+    assert fake_lab == {"d12": Path("/bases/bookworm"), "d13": Path("/bases/trixie")}
+    assert result["reinstalled"] == []
+
+
+def test_up_reinstalls_a_host_whose_disk_holds_another_release(fake_lab, tmp_path):
+    for name, recorded in (("d12", {}), ("d13", {"debian": "12"})):  # no "debian": a host of an earlier lab
+        directory = tmp_path / "state" / "hosts" / name
+        (directory / "upper").mkdir(parents=True)
+        (directory / "host.json").write_text(json.dumps({"name": name, "profile": "nogpu", "port": 1, **recorded}))
+    result = lab.up(log=lambda *_: None)
+    assert result["reinstalled"] == ["d13 (Debian 12 -> 13)"]
+    assert not (tmp_path / "state" / "hosts" / "d13" / "upper").exists()
+    assert (tmp_path / "state" / "hosts" / "d12" / "upper").exists()
+    assert {host.spec.name: host.spec.debian for host in lab.existing_hosts()} == {"d12": "12"}
