@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
@@ -59,20 +58,6 @@ def _mirror():
     return mirror, mirror.ensure_mirror(paths.state_dir(), paths.cache_dir(), port=paths.mirror_port())
 
 
-def _install_distro_source(mirror, host: LabHost, info, log=print) -> None:
-    """The mirror's Debian subset of the host's own suite, as a cloud image's distro source.
-
-    A mirror without per-suite subsets serves Debian 12's only, which a Debian 13 host must
-    never get (apt would mix releases): such a host then has no distro source.
-    """
-    if "suite" in inspect.signature(mirror.install_distro_source).parameters:
-        mirror.install_distro_source(host.root, info, suite=host.spec.suite)
-    elif host.spec.suite == base.SUITE:
-        mirror.install_distro_source(host.root, info)
-    else:
-        log(f"lab: {host.spec.name}: the mirror has no Debian {host.spec.debian} subset; no distro source")
-
-
 def _reinstall_if_release_changed(host: LabHost) -> str | None:
     """A host whose disk holds another Debian release than the inventory names is reinstalled (disk dropped)."""
     installed = host.installed_release()
@@ -114,7 +99,8 @@ def up(extra_hosts: int = 0, log=print) -> dict:
         host.mount_root(bases[host.spec.suite], layer_dir)
         host.configure(public_key)
         if mirror:
-            _install_distro_source(mirror, host, mirror_info, log)
+            # The Debian subset of the host's own release, as a cloud image's distro source.
+            mirror.install_distro_source(host.root, mirror_info, suite=host.spec.suite)
         host.start()
         started.append(host.spec.name)
     _known_hosts(hosts)
