@@ -8,9 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from lab_helpers import REPO
 
 BIN = Path(sys.executable).parent
+# The release a host without a preflight_rocm_version in the inventory gets.
+DEFAULT_ROCM_VERSION = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml").read_text())[
+    "preflight_rocm_version"
+]
 # A second lab instance (ROCM_FLEET_LAB_DIR, ROCM_FLEET_LAB_INVENTORY) runs the lab tests beside the default one.
 LAB_INVENTORY = Path(os.environ.get("ROCM_FLEET_LAB_INVENTORY") or REPO / "inventory" / "lab")
 # What AMD's Debian instructions do, with the repo role's variables of inventory/lab: the
@@ -25,7 +30,8 @@ INSTALL_ROCM_SMI = """\
   vars_files:
     - {repo_vars}
   vars:
-    rocm_version: "6.4.1"
+    # The host's release as site.yml would decide it: its inventory pin, else the preflight role's default.
+    rocm_version: "{{ preflight_rocm_version | default('{default_rocm_version}') }}"
   tasks:
     - name: ROCm signing key
       ansible.builtin.get_url:
@@ -100,7 +106,11 @@ def gpu_facts(pattern: str, timeout: int = 30) -> dict:
 
 def install_rocm_smi(pattern: str, tmp_path: Path) -> None:
     playbook = tmp_path / "install-rocm-smi.yml"
-    playbook.write_text(INSTALL_ROCM_SMI.replace("{repo_vars}", str(REPO / "roles" / "repo" / "vars" / "Debian.yml")))
+    playbook.write_text(
+        INSTALL_ROCM_SMI.replace("{repo_vars}", str(REPO / "roles" / "repo" / "vars" / "Debian.yml")).replace(
+            "{default_rocm_version}", DEFAULT_ROCM_VERSION
+        )
+    )
     result = subprocess.run(
         [str(BIN / "ansible-playbook"), "-i", str(LAB_INVENTORY), "--limit", pattern, str(playbook)],
         cwd=REPO,

@@ -1,0 +1,256 @@
+"""Every ROCm release the lab mirror serves, on a lab host converged to it: AMD's repository lines, the pin,
+the release's packages, /opt/rocm and the loaded amdgpu driver, exactly as AMD's layout names them.
+
+The session lab is a fleet in migration: inventory/lab pins groups or hosts to older releases
+(preflight_rocm_version in their preflight.yml), the rest get the preflight role's default, so the one
+converge of the session (converged_lab) has a host on each release. The expected strings are AMD's, written
+here with their sources (docs/amdgpu-driver-lines.md, ROCm/rocm-install-on-linux = RIL, ROCm/amdgpu-docs =
+AGD); "code index id N" is a real apt/dpkg output in a public repository file of the shared code index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+import yaml
+from lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from lab_helpers import REPO
+
+from rocm_fleet.hardware.profile import load_profile
+from rocm_fleet.lab import inventory, paths
+
+pytestmark = pytest.mark.lab
+
+HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
+# What the site tells the repo role the mirror serves (checked against the mirror's own served.json below).
+SERVED = yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "lab_mirror.yml").read_text())[
+    "repo_available_rocm_versions"
+]
+ROLE_DEFAULT = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml").read_text())[
+    "preflight_rocm_version"
+]
+
+# AMD builds Debian support from its Ubuntu repositories: Debian 12 -> jammy, Debian 13 -> noble (AGD
+# docs/conf.py debian_version_numbers @ 7302d99); AMD's package versions end in that Ubuntu's version.
+SUITE = {"12": "jammy", "13": "noble"}
+UBUNTU = {"jammy": "22.04", "noble": "24.04"}
+# RIL package-manager-debian.rst @ ef80a05: AMD's packages win over Debian's.
+PIN = ["Package: *", "Pin: release o=repo.radeon.com", "Pin-Priority: 600"]
+# Written by `rocm-fleet lab up` (the lab's Debian subset), not by the roles.
+LAB_DEBIAN_SOURCE = "rocm-fleet-lab-debian.sources"
+# amdgpu-install use cases base and hip (the packages role's default), as AMD's versioned packages.
+USECASES_6X = ["rocm-core", "rocm-language-runtime", "rocminfo", "rocm-smi-lib", "rocm-hip-runtime"]
+USECASES_7X = ["rocm-core", "rocm-language-runtime", "rocminfo", "amd-smi-lib", "rocm-hip-runtime"]
+VERSIONED = re.compile(r"^(?P<name>[a-z][a-z0-9+.-]*?)(?P<release>\d+\.\d+\.\d+)$")
+
+
+@dataclass(frozen=True)
+class Release:
+    tag: str  # AMD's release tag inside every package version (6.4.1 -> 60401)
+    build: int  # rocm-core<release> <release>.<tag>-<build>~<ubuntu>
+    amdgpu_dir: str  # amdgpu/<dir>/ubuntu: the release for 6.x, the driver line for 7.x
+    graphics: bool  # graphics/<release>/ubuntu in rocm.sources (AMD's 7.x instructions)
+    amdgpu_dkms: str  # without the .<ubuntu> suffix
+    dkms_firmware: str
+    module: str  # /sys/module/amdgpu/version of the loaded driver
+    usecases: list[str]
+    source: str
+
+
+RELEASES = {
+    "6.3.3": Release(
+        tag="60303",
+        build=74,
+        amdgpu_dir="6.3.3",
+        graphics=False,
+        amdgpu_dkms="1:6.10.5.60303-2119913",
+        dkms_firmware="1:6.10.5.60303-2119913",
+        module="6.10.5",
+        usecases=USECASES_6X,
+        source="rocm6.3.3 6.3.3.60303-74~22.04 (code index id 57140918684); amdgpu/6.3.3/ubuntu noble"
+        " amdgpu-dkms-firmware 1:6.10.5.60303-2119913.24.04 (apt output, code index id 61654985385); module 6.10.5"
+        " (ROCm/gpu-operator docs/metrics/exporter.md)",
+    ),
+    "6.4.1": Release(
+        tag="60401",
+        build=83,
+        amdgpu_dir="6.4.1",
+        graphics=False,
+        amdgpu_dkms="1:6.12.12.60401-2164967",
+        dkms_firmware="1:6.12.12.60401-2164967",
+        module="6.12.12",
+        usecases=USECASES_6X,
+        source="rocm-core6.4.1/noble 6.4.1.60401-83~24.04 (code index id 56723194054);"
+        " amdgpu/6.4.1/ubuntu/pool/main/a/amdgpu-dkms/amdgpu-dkms_6.12.12.60401-2164967.24.04_all.deb (code index id"
+        " 27956306241), amdgpu-dkms-firmware 1:6.12.12.60401-2164967.24.04 (code index id 56859207211); module 6.12.12"
+        " (ROCm/gpu-operator docs/metrics/exporter.md)",
+    ),
+    "7.1.1": Release(
+        tag="70101",
+        build=38,
+        amdgpu_dir="30.20.1",
+        graphics=True,
+        amdgpu_dkms="1:6.16.6.30200100-2255209",
+        dkms_firmware="30.20.1.0.30200100-2255209",
+        module="6.16.6",
+        usecases=USECASES_7X,
+        source="repos amdgpu/30.20.1, graphics/7.1.1, rocm/apt/7.1.1 with amdgpu-dkms 1:6.16.6.30200100-2255209.24.04"
+        " and amdgpu-dkms-firmware 30.20.1.0.30200100-2255209.24.04 (apt list, code index id 58171103493, 57023055394);"
+        " rocm 7.1.1.70101-38~24.04 (dpkg -l, code index id 57177200177); module 6.16.6 (ROCm/legacy-rocm-build#5624)",
+    ),
+    "7.2.3": Release(
+        tag="70203",
+        build=90,
+        amdgpu_dir="30.30.3",
+        graphics=True,
+        amdgpu_dkms="1:6.16.13.30300300-2327507",
+        dkms_firmware="30.30.3.0.30300300-2327507",
+        module="6.16.13",
+        usecases=USECASES_7X,
+        source="AGD docs/conf.py version 30.30.3 with rocm_version 7.2.3 (code index id 66458441088); amdgpu/30.30.3,"
+        " rocm/apt/7.2.3 and graphics/7.2.3/ubuntu with amdgpu-dkms 1:6.16.13.30300300-2327507.22.04 and firmware"
+        " 30.30.3.0.30300300-2327507.22.04 (code index id 62016764605); rocm-llvm ...70203-90~22.04 in"
+        " rocm/apt/7.2.3/pool (code index id 56678999296); module 6.16.13 (ROCm/ROCm#5915)",
+    ),
+}
+
+# One SSH call per host: what apt, dpkg and the loaded driver say, as JSON.
+PROBE = r"""
+import glob, json, os, subprocess
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError:
+        return None
+def files(pattern):
+    return {os.path.basename(path): read(path) for path in glob.glob(pattern)}
+query = subprocess.run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}|${Package}|${Version}\n"],
+                       capture_output=True, text=True).stdout
+print(json.dumps({
+    "sources": files("/etc/apt/sources.list.d/*"),
+    "preferences": files("/etc/apt/preferences.d/*"),
+    "packages": {name: version for status, name, version in (line.split("|") for line in query.splitlines())
+                 if status.startswith("ii")},
+    "opt_rocm": os.path.realpath("/opt/rocm") if os.path.lexists("/opt/rocm") else None,
+    "amdgpu": read("/sys/module/amdgpu/version"),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def hosts_by_release() -> dict[str, list[str]]:
+    """{release: hosts}: each host's preflight_rocm_version as Ansible resolves the inventory, else the role default."""
+    listing = subprocess.run(
+        [str(BIN / "ansible-inventory"), "-i", str(LAB_INVENTORY), "--list"],
+        cwd=REPO,
+        env=ansible_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    hostvars = json.loads(listing.stdout)["_meta"]["hostvars"]
+    releases: dict[str, list[str]] = {}
+    for host in sorted(HOSTS):
+        releases.setdefault(str(hostvars[host].get("preflight_rocm_version", ROLE_DEFAULT)), []).append(host)
+    return releases
+
+
+def content_lines(text: str | None) -> list[str] | None:
+    """A file's lines without the comments (the ansible_managed header says who wrote it, not what apt reads)."""
+    if text is None:
+        return None
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def expected_sources(release: str, suite: str, gpu: bool) -> dict[str, list[str]]:
+    base = f"http://127.0.0.1:{paths.mirror_port()}"
+    spec = RELEASES[release]
+    # RIL package-manager-debian.rst @ ef80a05 (rocm.list, graphics from ROCm 7), AGD package-manager-debian.rst
+    # (amdgpu.list, amd64 only on Debian); the roles write them as deb822 with the keyring they verified.
+    rocm_uris = [f"{base}/rocm/apt/{release}"] + ([f"{base}/graphics/{release}/ubuntu"] if spec.graphics else [])
+    sources = {"rocm.sources": rocm_uris}
+    if gpu:  # no driver repository on a host without an AMD GPU
+        sources["amdgpu.sources"] = [f"{base}/amdgpu/{spec.amdgpu_dir}/ubuntu"]
+    return {
+        name: [
+            "Types: deb",
+            f"URIs: {' '.join(uris)}",
+            f"Suites: {suite}",
+            "Components: main",
+            "Architectures: amd64",
+            "Signed-By: /etc/apt/keyrings/rocm.asc",
+        ]
+        for name, uris in sources.items()
+    }
+
+
+def probe(lab, host: str) -> dict:
+    return json.loads(lab.run(HOSTS[host].port, f"python3 -c {shlex.quote(PROBE)}"))
+
+
+def test_the_inventory_lists_every_release_the_mirror_serves(lab):
+    served = json.loads((paths.state_dir() / "mirror" / "served.json").read_text())["releases"]
+    assert sorted(served) == sorted(SERVED), f"the mirror serves {sorted(served)}, {LAB_INVENTORY} lists {SERVED}"
+
+
+def test_every_host_is_on_a_release_the_mirror_serves(hosts_by_release):
+    unserved = {release: hosts for release, hosts in hosts_by_release.items() if release not in SERVED}
+    assert not unserved, f"hosts on releases the mirror does not serve: {unserved}"
+
+
+@pytest.mark.parametrize("release", SERVED)
+def test_a_host_converged_to_the_release_has_exactly_what_it_names(lab, converged_lab, hosts_by_release, release):
+    assert release in RELEASES, (
+        f"ROCm {release}: the mirror serves it but this test knows none of AMD's strings for it; add them to RELEASES"
+        " with their source"
+    )
+    hosts = hosts_by_release.get(release)
+    assert hosts, (
+        f"ROCm {release}: the mirror serves it but no host of {LAB_INVENTORY} is on it; pin one with"
+        f' preflight_rocm_version: "{release}" in group_vars/<group>/preflight.yml or host_vars/<host>/preflight.yml'
+    )
+    spec = RELEASES[release]
+    for host in hosts:
+        seen = probe(lab, host)
+        suite = SUITE[HOSTS[host].debian]
+        ubuntu = UBUNTU[suite]
+        gpu = bool(load_profile(HOSTS[host].profile).gpus)
+        where = f"{host} (Debian {HOSTS[host].debian}, ROCm {release})"
+
+        sources = {name: content_lines(text) for name, text in seen["sources"].items() if name != LAB_DEBIAN_SOURCE}
+        assert sources == expected_sources(release, suite, gpu), where
+        assert {name: content_lines(text) for name, text in seen["preferences"].items()} == {"rocm-pin-600": PIN}, where
+
+        packages = seen["packages"]
+        versioned = {name: VERSIONED.match(name) for name in packages}
+        releases = {match["release"] for match in versioned.values() if match}
+        assert releases == {release}, f"{where}: versioned ROCm packages of {sorted(releases)}"
+        missing = [name for name in spec.usecases if f"{name}{release}" not in packages]
+        assert not missing, f"{where}: the base and hip use cases lack {missing}"
+        assert packages[f"rocm-core{release}"] == f"{release}.{spec.tag}-{spec.build}~{ubuntu}", where
+        # AMD's user space versions: <component version>.<tag>-<build>~<ubuntu> (docs/amdgpu-driver-lines.md).
+        suffix = f".{spec.tag}-{spec.build}~{ubuntu}"
+        off = {
+            name: packages[name] for name, match in versioned.items() if match and not packages[name].endswith(suffix)
+        }
+        assert not off, f"{where}: versions without {suffix}: {off}"
+
+        driver = {name: packages.get(name) for name in ("amdgpu-dkms", "amdgpu-dkms-firmware")}
+        wanted = {
+            "amdgpu-dkms": f"{spec.amdgpu_dkms}.{ubuntu}",
+            "amdgpu-dkms-firmware": f"{spec.dkms_firmware}.{ubuntu}",
+        }
+        assert driver == (wanted if gpu else dict.fromkeys(wanted)), where
+        # From ROCm 7 AMD's graphics repository serves libdrm-amdgpu-amdgpu1 with the release's tag
+        # (1:2.4.125.70101-2255337.24.04 beside ROCm 7.1.1: apt list, code index id 57023055394).
+        libdrm = packages.get("libdrm-amdgpu-amdgpu1")
+        assert (f".{spec.tag}-" in (libdrm or "")) if spec.graphics else libdrm is None, f"{where}: libdrm {libdrm}"
+        assert seen["opt_rocm"] == f"/opt/rocm-{release}", where
+        assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where
