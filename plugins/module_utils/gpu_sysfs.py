@@ -159,8 +159,10 @@ def _attach_kfd_nodes(devices, nodes, warnings):
         if not matches:
             continue
         if len(matches) > 1:
-            warnings.append("%s has %d KFD nodes (compute partitions); using node %d" % (
-                device["pci_bus"], len(matches), matches[0]))
+            warnings.append(
+                "%s has %d KFD nodes (compute partitions); using node %d"
+                % (device["pci_bus"], len(matches), matches[0])
+            )
         node = nodes[matches[0]]
         device["kfd_node"] = matches[0]
         device["gfx_target"] = gfx_target_from_version(node["properties"].get("gfx_target_version"))
