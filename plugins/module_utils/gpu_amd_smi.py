@@ -105,11 +105,36 @@ def _combine(parts):
     """The report of the first part that lists GPUs (else of the first part), filled from the others."""
     if not parts:
         return None
+    shared = _forget_shared_buses(parts)
     listing = next((part for _, part in parts if part["devices"]), parts[0][1])
     for _, part in parts:
         if part is not listing:
             _merge(listing, part)
+    listing["shared_pci_buses"] = shared
     return listing
+
+
+def _forget_shared_buses(parts):
+    """A PCI address one part printed for several GPUs names none of them in any part: amd-smi 6.1.2
+    without a DRM answer prints an uninitialised BDF, different in each run, often 0000:00:00.0.
+    Partitions share their GPU's address, and a part that tells them apart by KFD node keeps it."""
+    shared = set(bus for _, part in parts for bus in part["shared_pci_buses"])
+    for _, part in parts:
+        buses = [device["pci_bus"] for device in part["devices"] if device["pci_bus"]]
+        shared.difference_update(bus for bus in buses if buses.count(bus) > 1)
+    for args, part in parts:
+        for bus in sorted(shared):
+            indices = [device["index"] for device in part["devices"] if device["pci_bus"] == bus]
+            for device in part["devices"]:
+                if device["pci_bus"] == bus:
+                    device["pci_bus"] = None
+            if indices:
+                add_warning(
+                    part,
+                    "%s: PCI address %s of GPU %s, which another amd-smi call printed for several GPUs; not used"
+                    % (" ".join([TOOL] + list(args)), bus, ", ".join(str(index) for index in indices)),
+                )
+    return sorted(shared)
 
 
 def _merge(report, part):

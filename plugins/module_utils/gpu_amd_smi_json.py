@@ -67,7 +67,7 @@ def parse_amd_smi_topology_json(text):
     report = topology_report_from_entries(_gpu_entries(text, notes))
     for warning in notes["warnings"]:
         add_warning(report, warning)
-    return report
+    return drop_shared_buses(report, "topology --json")
 
 
 def _gpu_entries(text, report):

@@ -175,6 +175,7 @@ def drop_shared_buses(report, command):
         if len(devices) > 1 and (None in nodes or len(set(nodes)) < len(nodes)):
             for device in devices:
                 device["pci_bus"] = None
+            report["shared_pci_buses"].append(bus)
             add_warning(
                 report, "%s %s: %d GPUs share the PCI address %s; not used" % (TOOL, command, len(devices), bus)
             )

@@ -43,23 +43,29 @@ def parse_amd_smi_topology_text(text):
     order = None
     kind = None
     columns = None
+    unreadable_header = None  # the first header row that is not a row of PCI addresses
     for line in clean_lines(text):
         stripped = line.strip()
         title = _TABLE_TITLE.match(stripped)
         if title:
-            kind, columns = _TABLE_KINDS.get(title.group(1).strip()), None
+            kind, columns = _TABLE_KINDS.get(title.group(1).strip()), False
             continue
         tokens = stripped.split()
         if not tokens:
             continue
-        if columns is None and all(normalize_pci_bus(token) for token in tokens):
+        if not columns and all(normalize_pci_bus(token) for token in tokens):
             columns = [normalize_pci_bus(token) for token in tokens]
             order = order or columns
             continue
+        if columns is False:
+            unreadable_header, columns = unreadable_header or stripped, None
         row_bus = normalize_pci_bus(tokens[0])
         if kind and columns and row_bus:
             for target, value in zip(columns, tokens[1:]):  # noqa: B905 - rows may be cut short
                 tables.setdefault(kind, {})[(row_bus, target)] = value
+    if order is None and unreadable_header:
+        # amd-smi 6.1.2 without a DRM answer: garbage BDFs longer than the column run together.
+        raise GpuParseError("amd-smi topology tables whose header is no row of PCI addresses", unreadable_header)
     if order is None:
         raise GpuParseError("not 'amd-smi topology' output", first_line(text) or "<empty output>")
     report = new_report()

@@ -59,7 +59,7 @@ def merge_reports(reports, states, warnings, rocm=None):
         warnings.extend(report.get("warnings") or [])
 
     _check_counts(usable, conflicts)
-    devices = _merge_devices(usable, conflicts)
+    devices = _merge_devices(usable, conflicts, warnings)
     topology = _merge_topology(usable, len(devices), conflicts)
     driver = _driver(usable, states)
     rocm = dict(rocm or {"version": None, "path": None})
@@ -87,7 +87,7 @@ def _check_counts(usable, conflicts):
         )
 
 
-def _merge_devices(usable, conflicts):
+def _merge_devices(usable, conflicts, warnings):
     order_source = next((name for name in ORDER_PRIORITY if usable.get(name, {}).get("devices")), None)
     if order_source is None:
         return []
@@ -97,16 +97,74 @@ def _merge_devices(usable, conflicts):
     for name in SOURCES:
         if name == order_source or name not in usable:
             continue
+        unmatched = []
         for device in _ordered(usable[name]["devices"]):
             group = _find_group(groups, device, name)
             if group is not None:
                 group[name] = device
-            elif order_source == "sysfs":
+            else:
+                unmatched.append(device)
+        # Only once the others are matched: the GPU a wrong address belongs to is then free.
+        for device in unmatched:
+            if order_source != "sysfs":
+                groups.append({name: device})
+            elif not _match_despite_address(groups, device, name, usable, warnings):
                 label = SOURCE_LABELS[name]
                 conflicts.append("%s reports a GPU that sysfs does not see: %s" % (label, _describe(device)))
-            else:
-                groups.append({name: device})
     return [_merge_group(index, group, conflicts) for index, group in enumerate(groups)]
+
+
+def _match_despite_address(groups, device, source, usable, warnings):
+    """Match a tool's GPU whose PCI address names no free sysfs GPU by its other evidence.
+
+    An address sysfs does not see, or one this tool already gave another of its GPUs, is one
+    the tool could not read (amd-smi without a DRM answer prints 0000:00:00.0; a container
+    may lack the render node). When the tool sees as many GPUs as sysfs, the GPU is matched
+    as one without an address (KFD node, else index) if nothing it says (KFD node, device ID,
+    gfx target, VRAM) contradicts that GPU; a warning names the tool and the address. A GPU
+    count that differs, or a real address with other evidence against it, stays a conflict.
+    """
+    bus = device.get("pci_bus")
+    if not bus or len(usable[source]["devices"]) != len(usable["sysfs"]["devices"]):
+        return False
+    holders = [group for group in groups if group["sysfs"].get("pci_bus") == bus]
+    if any(source not in group for group in holders):
+        return False  # the address is a real GPU's, and the tool's KFD node says another one
+    anonymous = dict(device, pci_bus=None)
+    group = _find_group(groups, anonymous, source)
+    if group is None or not _consistent(group["sysfs"], anonymous):
+        return False
+    group[source] = anonymous
+    label = SOURCE_LABELS[source]
+    why = (
+        "which %s also gives its GPU index %s" % (label, holders[0][source].get("index"))
+        if holders
+        else "which sysfs does not see"
+    )
+    warnings.append(
+        "%s: PCI address %s of its GPU index %s, %s, is not used; matched by %s to GPU %d (%s), as the GPU"
+        " count (%d) agrees and no KFD node, device ID, gfx target or VRAM disagrees"
+        % (
+            label,
+            bus,
+            device.get("index"),
+            why,
+            "KFD node" if device.get("kfd_node") is not None else "index",
+            groups.index(group),
+            group["sysfs"].get("pci_bus"),
+            len(groups),
+        )
+    )
+    return True
+
+
+def _consistent(sysfs_device, device):
+    """Nothing ``device`` says contradicts the sysfs GPU (VRAM to the MiB: amd-smi prints MiB)."""
+    for key in CHECKED_FIELDS:
+        if None not in (sysfs_device.get(key), device.get(key)) and sysfs_device[key] != device[key]:
+            return False
+    vram = (sysfs_device.get("vram_bytes"), device.get("vram_bytes"))
+    return None in vram or abs(vram[0] - vram[1]) < 1 << 20
 
 
 def _describe(device):

@@ -16,6 +16,7 @@ SourceReport = {
     "tool_version": str or None,      # the tool's own version, for warnings
     "warnings": [str, ...],           # non-fatal problems inside otherwise usable output
     "driver_loaded": bool,            # sysfs only: /sys/module/amdgpu/initstate is "live"
+    "shared_pci_buses": [str, ...],   # printed for several GPUs it cannot tell apart, so not used
 }
 
 DeviceReport = {
@@ -63,12 +64,10 @@ DEVICE_KEYS = (
 TOPOLOGY_KEYS = ("link_type", "hops", "weight", "numa_affinity")
 
 # NBSP, tabs and other odd blanks appear in pasted or re-indented output.
-_BLANKS = re.compile(u"[\u00a0\u2000-\u200b\u202f\u205f\u3000\t]")
+_BLANKS = re.compile("[\u00a0\u2000-\u200b\u202f\u205f\u3000\t]")
 # Terminal control sequences: 7-bit CSI (ESC [ ... m), 8-bit CSI (0x9b ... m), charset
 # designations such as ESC ( B (what `tput sgr0` prints before ESC [ m) and OSC strings.
-_ANSI = re.compile(
-    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b[()*+][0-9A-Za-z]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)"
-)
+_ANSI = re.compile("(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b[()*+][0-9A-Za-z]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)")
 _PCI_BUS = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 
 
@@ -95,6 +94,7 @@ def new_report():
         "tool_version": None,
         "warnings": [],
         "driver_loaded": None,
+        "shared_pci_buses": [],
     }
 
 

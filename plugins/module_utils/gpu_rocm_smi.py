@@ -20,6 +20,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text 
     apply_fields,
     build_topology,
     parse_rocm_smi_text,
+    warn_of_vendor_ids,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_json import json_documents
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
@@ -66,13 +67,14 @@ def parse_rocm_smi_json(text):
     if len(documents) > 1:
         add_warning(report, "%s: %d more JSON documents after the first ignored" % (TOOL, len(documents) - 1))
     report["driver_version"] = useful_text(system.get("Driver version"))
-    numa_affinity = {}
+    numa_affinity, vendor_id_keys = {}, []
     for index, fields in cards:
         if not isinstance(fields, dict):
             raise GpuParseError("card%d is not an object" % index, first_line(text))
         device = new_device(index=index)
-        apply_fields(device, fields, numa_affinity)
+        vendor_id_keys.extend(apply_fields(device, fields, numa_affinity))
         report["devices"].append(device)
+    warn_of_vendor_ids(report, vendor_id_keys)
     matrices = _system_matrices(system)
     report["topology"] = build_topology([index for index, _ in cards], matrices, numa_affinity)
     return report

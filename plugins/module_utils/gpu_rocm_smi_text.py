@@ -17,6 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
+    AMD_VENDOR_ID,
     GpuParseError,
     clean_lines,
     new_device,
@@ -25,6 +26,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     add_warning,
+    board_id,
     first_line,
     is_banner,
     link_type_name,
@@ -55,23 +57,29 @@ _END_MARKERS = (
     re.compile(r"^Aborted|^Segmentation fault"),
 )
 _MATRIX_KINDS = (("weight", "weight"), ("hops", "hops"), ("link type", "link_type"))
+# Keys whose hex value is a device or subsystem ID (the names fall back to a hex ID without pci.ids).
+_DEVICE_ID_KEYS = ("Device ID", "GPU ID", "Card Model")
+_NAME_KEYS = ("Card Series", "Card series", "Device Name")
+_SUBSYSTEM_ID_KEYS = ("Subsystem ID", "Card model")
 
 
 def apply_fields(device, fields, numa_affinity):
     """Copy rocm-smi's per-GPU values (JSON card dict or text key/value pairs) into a DeviceReport.
 
     Key spellings differ by version: 5.x 'GPU ID'; 6.x 'Device ID'. 'Card model' (lower-case m,
-    up to 6.1.0) is the subsystem; 'Card Model' (6.1.1+) is the PCI device ID.
+    up to 6.1.0) is the subsystem; 'Card Model' (6.1.1+) is the PCI device ID. Returns the keys
+    whose value was the vendor ID (no pci.ids, see board_id), for the caller's warning.
     """
-    device_id = strict_hex_id(fields.get("Device ID") or fields.get("GPU ID") or fields.get("Card Model"))
-    series = fields.get("Card Series") or fields.get("Card series") or fields.get("Device Name")
+    vendor = fields.get("Card vendor") or fields.get("Card Vendor")
+    device_id = _first_id(fields, _DEVICE_ID_KEYS, vendor)
+    series = next((fields[key] for key in _NAME_KEYS if fields.get(key)), None)
     if device_id is None:
         # With no pci.ids entry rocm-smi prints the device ID where the name belongs.
-        device_id = strict_hex_id(series)
+        device_id = board_id(series, vendor)
     values = {
         "pci_bus": normalize_pci_bus(fields.get("PCI Bus")),
         "device_id": device_id,
-        "subsystem_device_id": strict_hex_id(fields.get("Subsystem ID") or fields.get("Card model")),
+        "subsystem_device_id": _first_id(fields, _SUBSYSTEM_ID_KEYS, vendor),
         "product": product_name(series),
         "gfx_target": normalize_gfx_target(fields.get("GFX Version")),
         "vram_bytes": tool_int(fields.get("VRAM Total Memory (B)")),
@@ -84,6 +92,23 @@ def apply_fields(device, fields, numa_affinity):
     affinity = tool_int(fields.get("(Topology) Numa Affinity"))
     if affinity is not None:
         numa_affinity[device["index"]] = affinity
+    keys = _DEVICE_ID_KEYS + _NAME_KEYS + _SUBSYSTEM_ID_KEYS
+    return [key for key in keys if strict_hex_id(fields.get(key)) and board_id(fields[key], vendor) is None]
+
+
+def warn_of_vendor_ids(report, keys):
+    """One warning for the keys that printed the vendor ID where an ID belongs (apply_fields' result)."""
+    if keys:
+        names = " and ".join("'%s'" % key for key in sorted(set(keys)))
+        add_warning(
+            report,
+            "%s: %s printed as the vendor ID %s (rocm_smi_lib found no pci.ids file): read as unknown"
+            % (TOOL, names, AMD_VENDOR_ID),
+        )
+
+
+def _first_id(fields, keys, vendor):
+    return next((board_id(fields[key], vendor) for key in keys if board_id(fields.get(key), vendor)), None)
 
 
 def build_topology(indices, matrices, numa_affinity):
@@ -115,6 +140,7 @@ class _TextState:
         self.hw_header = None
         self.pending_name = None  # old concise layout: the name line follows the ID line
         self.recognized = False
+        self.vendor_id_keys = []  # what printed the vendor ID where an ID belongs (see board_id)
 
 
 def parse_rocm_smi_text(text):
@@ -213,10 +239,10 @@ def _read_table_row(state, line, stripped):
         match = _OLD_CONCISE_ROW.match(stripped)
         if match:
             device = state.rows.setdefault(int(match.group(1)), new_device(index=int(match.group(1))))
-            device["subsystem_device_id"] = strict_hex_id(match.group(2))
+            device["subsystem_device_id"] = _table_id(state, match.group(2), "[Model : Revision]")
             state.pending_name = device
         elif state.pending_name is not None and line[:1] == " ":
-            _read_name_line(state.pending_name, stripped)
+            _read_name_line(state, state.pending_name, stripped)
             state.pending_name = None
     elif state.concise == "new":
         match = _NEW_CONCISE_ROW.match(stripped + " ")
@@ -224,7 +250,7 @@ def _read_table_row(state, line, stripped):
             index = int(match.group(1))
             device = state.rows.setdefault(index, new_device(index=index))
             device["kfd_node"] = tool_int(match.group(2))
-            device["device_id"] = strict_hex_id(match.group(3))
+            device["device_id"] = board_id(match.group(3))
     elif state.concise == "hw":
         _read_hw_row(state, stripped)
     elif _INDEX_ROW.match(stripped):
@@ -232,9 +258,15 @@ def _read_table_row(state, line, stripped):
         state.rows.setdefault(index, new_device(index=index))
 
 
-def _read_name_line(device, name):
+def _table_id(state, value, column):
+    if strict_hex_id(value) is not None and board_id(value) is None:
+        state.vendor_id_keys.append(column)
+    return board_id(value)
+
+
+def _read_name_line(state, device, name):
     if strict_hex_id(name) is not None:
-        device["device_id"] = strict_hex_id(name)  # unresolved name: the tool printed the device ID
+        device["device_id"] = _table_id(state, name, "Name")  # unresolved name: the ID the lookup fell back to
     elif len(name) < NAME_COLUMN_WIDTH:
         device["product"] = product_name(name)  # a 20-character name is probably cut, so left unknown
 
@@ -249,8 +281,8 @@ def _read_hw_row(state, stripped):
     columns = dict((header[n], tokens[n]) for n in range(len(tokens))) if len(tokens) == len(header) else {}
     device["kfd_node"] = tool_int(columns.get("NODE"))
     for token in tokens[1:]:
-        if device["device_id"] is None and strict_hex_id(token) and token.lower().startswith("0x"):
-            device["device_id"] = strict_hex_id(token)
+        if device["device_id"] is None and board_id(token) and token.lower().startswith("0x"):
+            device["device_id"] = board_id(token)
         elif device["gfx_target"] is None and normalize_gfx_target(token):
             device["gfx_target"] = normalize_gfx_target(token)
         elif device["pci_bus"] is None and normalize_pci_bus(token):
@@ -263,7 +295,8 @@ def _finish(state):
     numa_affinity = {}
     for index in indices:
         device = state.rows.get(index) or new_device(index=index)
-        apply_fields(device, state.fields.get(index, {}), numa_affinity)
+        state.vendor_id_keys.extend(apply_fields(device, state.fields.get(index, {}), numa_affinity))
         report["devices"].append(device)
     report["topology"] = build_topology(indices, state.matrices, numa_affinity)
+    warn_of_vendor_ids(report, state.vendor_id_keys)
     return report

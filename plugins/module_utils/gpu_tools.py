@@ -16,6 +16,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
+    AMD_VENDOR_ID,
     DEVICE_KEYS,
     ToolTimeout,
     clean_lines,
@@ -95,6 +96,18 @@ def strict_hex_id(value):
     if not match:
         return None
     return "0x%04x" % int(match.group(1), 16)
+
+
+def board_id(value, vendor=None):
+    """A device or subsystem ID as strict_hex_id reads it, but never the vendor ID (0x1002, or
+    ``vendor`` as printed): where rocm_smi_lib finds no pci.ids file it prints the vendor ID for
+    every name it looks up (get_dev_name_from_id -> get_backup_name(vendor_id), ROCm/rocm_smi_lib
+    src/rocm_smi.cc@rocm-5.2.3 and @rocm-6.1.2), so 'Card model: 0x1002' (5.x) and
+    'Subsystem ID: 0x1002' (6.1.x) say nothing of the board."""
+    hex_id = strict_hex_id(value)
+    if hex_id in (AMD_VENDOR_ID, strict_hex_id(vendor)):
+        return None
+    return hex_id
 
 
 def normalize_gfx_target(value):

@@ -122,12 +122,40 @@ def test_partitioned_gpus_sharing_a_bdf_stay_apart():
 
 def test_a_gpu_only_a_tool_reports_is_a_conflict_not_an_extra_gpu():
     sysfs = sysfs_report(2)
-    smi = rocm_smi_report(["0000:10:00.0", "0000:99:00.0"])
+    smi = rocm_smi_report(["0000:10:00.0", "0000:11:00.0", "0000:99:00.0"])
     gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
     assert gpu["count"] == 2
     assert gpu["conflicts"] == [
-        "rocm-smi reports a GPU that sysfs does not see: index 1, pci_bus 0000:99:00.0, device_id 0x74a1"
+        "GPU count differs between sources: sysfs sees 2, rocm-smi sees 3",
+        "rocm-smi reports a GPU that sysfs does not see: index 2, pci_bus 0000:99:00.0, device_id 0x74a1",
     ]
+
+
+def test_an_address_sysfs_does_not_see_is_a_warning_where_the_count_and_the_rest_agree():
+    sysfs = sysfs_report(2)
+    smi = rocm_smi_report(["0000:10:00.0", "0000:99:00.0"])
+    smi["devices"][1]["vram_bytes"] = 192 << 30
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["conflicts"] == []
+    assert gpu["warnings"] == [
+        "rocm-smi: PCI address 0000:99:00.0 of its GPU index 1, which sysfs does not see, is not used; matched"
+        " by index to GPU 1 (0000:11:00.0), as the GPU count (2) agrees and no KFD node, device ID, gfx target"
+        " or VRAM disagrees"
+    ]
+    assert [(d["pci_bus"], d["product"]) for d in gpu["devices"]] == [
+        ("0000:10:00.0", "AMD Instinct MI300X"),
+        ("0000:11:00.0", "AMD Instinct MI300X"),
+    ]
+
+
+def test_an_address_sysfs_does_not_see_stays_a_conflict_where_another_field_disagrees():
+    for key, value in (("device_id", "0x74a5"), ("vram_bytes", 64 << 30), ("kfd_node", 9)):
+        sysfs = sysfs_report(2)
+        smi = rocm_smi_report(["0000:10:00.0", "0000:99:00.0"])
+        smi["devices"][1][key] = value
+        gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+        assert len(gpu["conflicts"]) == 1 and "rocm-smi reports a GPU that sysfs does not see" in gpu["conflicts"][0]
+        assert gpu["warnings"] == [], key
 
 
 def test_tool_devices_without_identifiers_match_by_their_index():

@@ -203,3 +203,38 @@ def test_host_facts_are_setups_facts_on_this_machine(tmp_path, run_gpu_facts):
 def test_host_facts_are_off_by_default(run_gpu_facts):
     result = run_gpu_facts([], sources=["sysfs"])
     assert set(result["ansible_facts"]) == {"gpu"}
+
+
+GENERATED = CAPTURES.parent / "generated"
+
+
+def test_amd_smi_24_5_beside_the_sysfs_it_ran_on_is_no_conflict(tmp_path, run_gpu_facts):
+    # amd-smi 24.5.2 (Debian amd-smi 6.1.2+ds-2) printed these on the lab's mi300x-8, whose sysfs is rendered here.
+    from rocm_fleet.hardware import load_profile
+    from rocm_fleet.hardware.render import render_profile
+
+    render_profile(load_profile("mi300x-8"), tmp_path / "root")
+    outputs = (
+        (amd_smi.AMD_SMI_LIST_JSON_ARGS, "mi300x-8_list-json_no-drm-garbage-bdf.json"),
+        (amd_smi.AMD_SMI_STATIC_JSON_ARGS, "mi300x-8_static-asic-bus-vram-driver-json_no-drm-garbage-bdf.txt"),
+        (amd_smi.AMD_SMI_TOPOLOGY_JSON_ARGS, "mi300x-8_topology-json_no-drm-garbage-bdf.json"),
+    )
+    responses = {tuple(args): {"stdout_file": str(GENERATED / "amd-smi-6.1.2" / name)} for args, name in outputs}
+    install_fake_tool(tmp_path / "bin", "amd-smi", responses)
+    gpu = run_gpu_facts([tmp_path / "bin"], sources=["sysfs", "amd_smi"], sysfs_root=str(tmp_path / "root"))[
+        "ansible_facts"
+    ]["gpu"]
+    assert gpu["sources"]["amd_smi"] == "ok" and gpu["count"] == 8
+    assert gpu["conflicts"] == []
+    assert "amd-smi list --json: 6 GPUs share the PCI address 0000:00:00.0; not used" in gpu["warnings"]
+
+
+def test_rocm_smi_5_2_3_without_pci_ids_leaves_the_subsystem_unknown(tmp_path, run_gpu_facts):
+    # rocm-smi 5.2.3 (Debian rocm-smi 5.2.3-2) printed 'Card model: 0x1002', the vendor ID, without pci.ids.
+    name = "mi300x-8_detail-showtopo-json_no-pci-ids-card-model-is-vendor-id.json"
+    responses = {tuple(rocm_smi.ROCM_SMI_JSON_ARGS): {"stdout_file": str(GENERATED / "rocm-smi-5.2.3" / name)}}
+    install_fake_tool(tmp_path / "bin", "rocm-smi", responses)
+    gpu = run_gpu_facts([tmp_path / "bin"], sources=["rocm_smi"])["ansible_facts"]["gpu"]
+    assert gpu["count"] == 8
+    assert {(d["device_id"], d["subsystem_device_id"]) for d in gpu["devices"]} == {("0x74a1", None)}
+    assert any("vendor ID 0x1002" in text for text in gpu["warnings"])
