@@ -13,6 +13,7 @@ process (ssh's control masters included) ends with the command, even when killed
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -276,20 +277,26 @@ class Controller:
         return result.stdout.strip()
 
 
-def ensure_controller(log=print) -> Controller:
-    """The cached controller root and its virtualenv directory (the root is built on first use)."""
+def prepare(pyproject: Path = paths.REPO_ROOT / "pyproject.toml", log=print) -> tuple[Controller, dict]:
+    """The controller, its root built and its virtualenv at the newest release; and ``Controller.install``'s answer.
+
+    One preparation at a time per cache: tests/run-all starts one in the background
+    while the quality gates run, and the test that needs it waits here for it.
+    """
     if os.geteuid() != 0:
         raise ControllerError("the controller root needs root (debootstrap, mounts)")
     for tool in ("debootstrap", "unshare", "chroot", "git"):
         if not shutil.which(tool):
             raise ControllerError(f"the controller root needs {tool} on this machine")
-    root = debroot.ensure_root(RECIPE, log=log)
     venv = venv_dir()
     venv.mkdir(parents=True, exist_ok=True)
-    return Controller(root, venv)
+    with open(venv.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        controller = Controller(debroot.ensure_root(RECIPE, log=log), venv)
+        return controller, controller.install(pyproject, log=log)
 
 
 if __name__ == "__main__":
-    controller = ensure_controller()
-    print(controller.root, controller.install(), controller.python_version())
+    controller, versions = prepare()
+    print(f"controller root {controller.root}, Python {controller.python_version()}: {json.dumps(versions)}")
     sys.exit(0)

@@ -70,12 +70,10 @@ def newest(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     started = time.monotonic()
-    root = controller.ensure_controller()
-    root_seconds = round(time.monotonic() - started, 1)
-    versions = root.install()
-    install_seconds = round(time.monotonic() - started - root_seconds, 1)
+    root, versions = controller.prepare()
+    prepare_seconds = round(time.monotonic() - started, 1)
     checkout = controller.copy_checkout(REPO, tmp_path_factory.mktemp("checkout"))
-    found = Newest(root, versions, checkout, {"root": root_seconds, "pip": install_seconds})
+    found = Newest(root, versions, checkout, {"root and pip (or waiting for run-all's)": prepare_seconds})
     yield found
     print(f"\ncontroller root, ansible-core {versions['installed']['ansible-core']}: seconds {found.seconds}")
 
