@@ -10,6 +10,7 @@ not read group_vars/ or host_vars/, so a lab_debian there is refused.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -18,6 +19,7 @@ from rocm_fleet.lab import base, paths
 from rocm_fleet.lab.host import HostSpec
 
 DEBIAN_VARIABLE = "lab_debian"
+_TOP_LEVEL_DEBIAN_KEY = re.compile(rf'^["\']?{DEBIAN_VARIABLE}["\']?\s*:', re.MULTILINE)
 
 GENERATED_GROUP = "scale_hosts"
 GENERATED_PORT_BASE = 2300
@@ -79,8 +81,8 @@ def _refuse_unread_debian_settings(inventory_dir: Path) -> None:
         for path in sorted((inventory_dir / directory).rglob("*")):
             if not path.is_file() or path.suffix not in ("", ".yml", ".yaml"):
                 continue
-            data = yaml.safe_load(path.read_text())
-            if isinstance(data, dict) and DEBIAN_VARIABLE in data:
+            # A top-level key by text, not by YAML: vault-encrypted values (!vault) need no key here.
+            if _TOP_LEVEL_DEBIAN_KEY.search(path.read_text(errors="replace")):
                 raise InventoryError(
                     f"{path}: {DEBIAN_VARIABLE} is read by the lab from hosts.yml only (the Debian release each"
                     f" host is installed with); move it to the host, or to a group's vars:, in"

@@ -102,6 +102,15 @@ def test_lab_debian_in_group_vars_or_host_vars_is_refused_since_the_lab_would_no
     assert "hosts.yml only" in str(error.value)
 
 
+def test_a_vault_encrypted_group_vars_file_is_read_without_failing(tmp_path):
+    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1)}}})
+    (directory / "group_vars" / "all").mkdir(parents=True)
+    (directory / "group_vars" / "all" / "secrets.yml").write_text(
+        "---\nsite_token: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231\n# lab_debian: 13 (a comment)\n"
+    )
+    assert releases(directory) == {"gpu-07": "12"}
+
+
 def test_the_committed_lab_has_debian_13_hosts_beside_debian_12_ones_in_the_sites_groups():
     specs = inventory.committed_hosts()
     on_13 = [spec for spec in specs if spec.debian == "13"]
