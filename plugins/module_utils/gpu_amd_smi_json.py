@@ -19,6 +19,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_text i
     TOOL,
     drop_shared_buses,
     raise_on_error_lines,
+    read_bdf,
     read_static_entry,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_topology import topology_report_from_entries
@@ -26,13 +27,11 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     GpuParseError,
     new_device,
     new_report,
-    normalize_pci_bus,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_json import json_documents
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     add_warning,
     first_line,
-    plain_value,
     tool_int,
 )
 
@@ -47,7 +46,7 @@ def parse_amd_smi_list_json(text):
         report["devices"].append(
             new_device(
                 index=tool_int(entry.get("gpu")),
-                pci_bus=normalize_pci_bus(plain_value(entry.get("bdf"))),
+                pci_bus=read_bdf(report, entry.get("bdf")),
                 kfd_node=tool_int(entry.get("node_id")),
             )
         )

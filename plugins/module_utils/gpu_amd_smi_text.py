@@ -25,11 +25,11 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     add_warning,
+    board_id,
     first_line,
     normalize_gfx_target,
     plain_value,
     product_name,
-    strict_hex_id,
     tool_int,
     useful_text,
 )
@@ -97,7 +97,9 @@ def parse_amd_smi_list_text(text):
         if kind == "GPU":
             report["devices"].append(
                 new_device(
-                    index=index, pci_bus=normalize_pci_bus(fields.get("bdf")), kfd_node=tool_int(fields.get("node_id"))
+                    index=index,
+                    pci_bus=read_bdf(report, fields.get("bdf")),
+                    kfd_node=tool_int(fields.get("node_id")),
                 )
             )
     _read_version_line(report, text)
@@ -125,9 +127,9 @@ def read_static_entry(report, entry):
     report["devices"].append(
         new_device(
             index=tool_int(entry.get("gpu")),
-            pci_bus=normalize_pci_bus(plain_value(bus.get("bdf"))),
-            device_id=strict_hex_id(asic.get("device_id")),
-            subsystem_device_id=strict_hex_id(asic.get("subsystem_id")),
+            pci_bus=read_bdf(report, bus.get("bdf")),
+            device_id=board_id(asic.get("device_id"), asic.get("vendor_id")),
+            subsystem_device_id=board_id(asic.get("subsystem_id"), asic.get("vendor_id")),
             product=product_name(asic.get("market_name")),
             gfx_target=normalize_gfx_target(plain_value(asic.get("target_graphics_version"))),
             vram_bytes=size_bytes(vram.get("size")),
@@ -160,6 +162,16 @@ def parse_amd_smi_summary(text):
     if report["tool_version"] is None and not report["devices"]:
         raise GpuParseError("not the amd-smi summary table", first_line(text) or "<empty output>")
     return drop_shared_buses(report, "(default table)")
+
+
+def read_bdf(report, value):
+    """The PCI address amd-smi printed, or None; one that is none (amd-smi 6.1.2 without a DRM answer
+    printed '746974726170:5f:0c.5') is named in a warning rather than dropped unseen."""
+    text = useful_text(value)
+    address = normalize_pci_bus(text)
+    if text is not None and address is None:
+        add_warning(report, "%s: %r is no PCI address; not used" % (TOOL, text))
+    return address
 
 
 def drop_shared_buses(report, command):

@@ -13,7 +13,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_text import TOOL, raise_on_error_lines
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_text import (
+    TOOL,
+    raise_on_error_lines,
+    read_bdf,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     GpuParseError,
     clean_lines,
@@ -86,9 +90,7 @@ def topology_report_from_entries(entries):
     position = dict((index, n) for n, index in enumerate(indices))
     pairs = {"weight": {}, "hops": {}, "link_type": {}}
     for row, entry in enumerate(entries):
-        report["devices"].append(
-            new_device(index=indices[row], pci_bus=normalize_pci_bus(plain_value(entry.get("bdf"))))
-        )
+        report["devices"].append(new_device(index=indices[row], pci_bus=read_bdf(report, entry.get("bdf"))))
         for target, link in _links(entry):
             if target not in position:
                 continue

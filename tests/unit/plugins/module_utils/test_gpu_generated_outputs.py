@@ -64,6 +64,7 @@ def test_amd_smi_24_5_shared_address_stays_unused_in_every_part():
     assert [d["pci_bus"] for d in report["devices"]] == [None] * 8
     assert report["shared_pci_buses"] == ["0000:00:00.0"]
     assert "amd-smi topology --json: 6 GPUs share the PCI address 0000:00:00.0; not used" in report["warnings"]
+    assert "amd-smi: '746974726170:5f:0c.5' is no PCI address; not used" in report["warnings"]  # GPUs 0 and 1
     assert report["topology"]["weight"][2][3] == 15
 
 

@@ -78,6 +78,7 @@ def test_amd_smi_24_5_text_after_its_json_becomes_warnings():
     assert [d["product"] for d in report["devices"]] == ["AMD Instinct MI300X OAM"] * 8
     assert report["warnings"] == [
         "amd-smi: Failed to open file: /sys/class/drm//device/max_link_width",
+        "amd-smi: '746974726170:5f:0c.5' is no PCI address; not used",
         "amd-smi static --json: 6 GPUs share the PCI address 0000:00:00.0; not used",
     ]
 
@@ -86,7 +87,10 @@ def test_amd_smi_24_5_addresses_it_cannot_read_or_shares_are_not_used():
     listed = amd_smi.parse_amd_smi_list_text(output("amd-smi-24.5.2_lab-mi300x-8_list_unreadable-addresses.txt"))
     # '746974726170:5f:0c.5' is no PCI address; 0000:00:00.0 is printed for six GPUs.
     assert [d["pci_bus"] for d in listed["devices"]] == [None] * 8
-    assert listed["warnings"] == ["amd-smi list: 6 GPUs share the PCI address 0000:00:00.0; not used"]
+    assert listed["warnings"] == [
+        "amd-smi: '746974726170:5f:0c.5' is no PCI address; not used",
+        "amd-smi list: 6 GPUs share the PCI address 0000:00:00.0; not used",
+    ]
     static = output("amd-smi-24.5.2_lab-mi300x-8_static-asic-bus-vram-driver_shared-addresses.txt")
     run = lambda args: (0, static, "") if list(args) == amd_smi.AMD_SMI_STATIC_TEXT_ARGS else (1, "", "")  # noqa: E731
     state, report = amd_smi.collect_amd_smi(run)
