@@ -45,7 +45,8 @@ PIN = ["Package: *", "Pin: release o=repo.radeon.com", "Pin-Priority: 600"]
 LAB_DEBIAN_SOURCE = "rocm-fleet-lab-debian.sources"
 # amdgpu-install use cases base and hip (the packages role's default), as AMD's versioned packages.
 USECASES_6X = ["rocm-core", "rocm-language-runtime", "rocminfo", "rocm-smi-lib", "rocm-hip-runtime"]
-USECASES_7X = ["rocm-core", "rocm-language-runtime", "rocminfo", "amd-smi-lib", "rocm-hip-runtime"]
+# ROCm 7 adds amd-smi-lib and keeps the deprecated rocm-smi-lib (rocm/apt/7.1 lists rocm-smi-lib7.1.0).
+USECASES_7X = ["rocm-core", "rocm-language-runtime", "rocminfo", "amd-smi-lib", "rocm-smi-lib", "rocm-hip-runtime"]
 VERSIONED = re.compile(r"^(?P<name>[a-z][a-z0-9+.-]*?)(?P<release>\d+\.\d+\.\d+)$")
 
 

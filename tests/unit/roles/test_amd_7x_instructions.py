@@ -225,7 +225,7 @@ def test_rocm_packages_are_the_releases_own(os_name):
     variables = role_variables("packages", os_name, "7.2.3", packages_rocm_versions=["7.2.3"])
     [item] = render(task["loop"], **variables)
     assert item["names"] == ["rocm-core7.2.3", "rocm-language-runtime7.2.3", "rocminfo7.2.3", "amd-smi-lib7.2.3",
-                             "rocm-hip-runtime7.2.3"]
+                             "rocm-smi-lib7.2.3", "rocm-hip-runtime7.2.3"]
 
 
 def test_a_newer_driver_line_takes_its_repository_and_package():

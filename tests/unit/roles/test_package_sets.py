@@ -66,10 +66,9 @@ def test_rocm_6_base_and_hip_are_versioned_packages_of_the_release(version):
     ]
 
 
-def test_rocm_7_base_takes_amd_smi():
+def test_rocm_7_base_takes_amd_smi_and_keeps_rocm_smi():
     packages = amd_packages("7.0.1", ["base"])
-    assert "amd-smi-lib7.0.1" in packages
-    assert not [name for name in packages if name.startswith("rocm-smi-lib")]
+    assert "amd-smi-lib7.0.1" in packages and "rocm-smi-lib7.0.1" in packages
 
 
 def test_overlapping_use_cases_install_each_package_once():

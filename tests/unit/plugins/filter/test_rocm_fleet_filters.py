@@ -174,8 +174,9 @@ USECASE_SETS = PACKAGES_VARS["__packages_amd_usecase_sets"]
         ("6.4.1", ["base", "hip"],
          ["rocm-core6.4.1", "rocm-language-runtime6.4.1", "rocminfo6.4.1", "rocm-smi-lib6.4.1",
           "rocm-hip-runtime6.4.1"]),
-        # ROCm 7 replaces rocm-smi-lib with amd-smi-lib in the base set.
-        ("7.0.2", ["base"], ["rocm-core7.0.2", "rocm-language-runtime7.0.2", "rocminfo7.0.2", "amd-smi-lib7.0.2"]),
+        # ROCm 7 adds amd-smi-lib to the base set; rocm-smi-lib stays (deprecated).
+        ("7.0.2", ["base"], ["rocm-core7.0.2", "rocm-language-runtime7.0.2", "rocminfo7.0.2", "amd-smi-lib7.0.2",
+                             "rocm-smi-lib7.0.2"]),
     ],
 )
 def test_release_packages_pick_the_set_of_the_release(release, usecases, expected):
