@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from lab_ansible import adhoc, gpu_facts, install_rocm_smi
+from lab_ansible import adhoc, gpu_facts
 from lab_helpers import rocm_fleet
 
 from rocm_fleet.hardware.profile import load_profile
@@ -19,9 +19,9 @@ PROFILE = load_profile(MI300X.profile)
 
 
 @pytest.fixture(scope="module")
-def mi300x(lab, tmp_path_factory):
-    """mi300x-01 with rocm-smi installed from the lab mirror; every fault cleared afterwards."""
-    install_rocm_smi(MI300X.name, tmp_path_factory.mktemp("playbooks"))
+def mi300x(lab, converged_lab):
+    """mi300x-01 as site.yml left it (rocm-smi from the lab mirror, as the packages role installs it); every fault
+    cleared afterwards, so the host stays converged for the tests after these."""
     yield lab
     rocm_fleet("lab", "fault", "mirror", "up", check=False)
     rocm_fleet("lab", "fault", MI300X.name, "start", check=False)

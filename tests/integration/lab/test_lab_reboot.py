@@ -13,27 +13,35 @@ from lab_helpers import REPO
 from rocm_fleet.lab import inventory
 
 pytestmark = pytest.mark.lab
-HOST = next(spec for spec in inventory.committed_hosts() if spec.name == "mi210-01")
+HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
+# A Debian 12 and a Debian 13 host: the lab's init, shutdown and grub-mkconfig serve both releases.
+REBOOTED = ("mi210-01", "rx7900xtx-01")
 
 
-def test_reboot_changes_boot_id_and_applies_grub_drop_in(lab):
+def test_the_rebooted_hosts_cover_every_release_the_lab_installs():
+    assert {HOSTS[name].debian for name in REBOOTED} == {spec.debian for spec in HOSTS.values()}
+
+
+@pytest.mark.parametrize("name", REBOOTED)
+def test_reboot_changes_boot_id_and_applies_grub_drop_in(lab, name):
+    host = HOSTS[name]
     applied, not_applied = f"lab_test_applied={uuid.uuid4().hex[:8]}", f"lab_test_pending={uuid.uuid4().hex[:8]}"
-    before = lab.run(HOST.port, "cat /proc/sys/kernel/random/boot_id").strip()
+    before = lab.run(host.port, "cat /proc/sys/kernel/random/boot_id").strip()
     lab.run(
-        HOST.port,
+        host.port,
         f"echo 'GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX {applied}\"' "
         "| sudo tee /etc/default/grub.d/90-lab-test.cfg && sudo update-grub",
     )
     # Written after update-grub: a real machine would not boot with it either.
     lab.run(
-        HOST.port,
+        host.port,
         f"echo 'GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX {not_applied}\"' "
         "| sudo tee /etc/default/grub.d/91-lab-test.cfg",
     )
     try:
         ansible = [
             str(REPO / ".venv" / "bin" / "ansible"),
-            HOST.name,
+            host.name,
             "-i",
             str(LAB_INVENTORY),
             "-m",
@@ -48,13 +56,13 @@ def test_reboot_changes_boot_id_and_applies_grub_drop_in(lab):
             env={**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")},
         )
         assert result.returncode == 0, result.stdout + result.stderr
-        after = lab.run(HOST.port, "cat /proc/sys/kernel/random/boot_id").strip()
-        cmdline = lab.run(HOST.port, "cat /proc/cmdline").split()
+        after = lab.run(host.port, "cat /proc/sys/kernel/random/boot_id").strip()
+        cmdline = lab.run(host.port, "cat /proc/cmdline").split()
         assert after != before
         assert applied in cmdline
         assert not_applied not in cmdline
     finally:
         lab.run(
-            HOST.port,
+            host.port,
             "sudo rm -f /etc/default/grub.d/90-lab-test.cfg /etc/default/grub.d/91-lab-test.cfg && sudo update-grub",
         )
