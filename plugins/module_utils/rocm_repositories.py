@@ -26,12 +26,22 @@ def enabled_repo_ids(repolist):
     return ids
 
 
+def enable_command(item):
+    """How an operator enables the repository ``item`` by hand: its release package, RHSM id or dnf id."""
+    if "package" in item:
+        return "dnf install %s" % item["package"]
+    if "rhsm" in item:
+        return "subscription-manager repos --enable %s" % item["rhsm"]
+    return "dnf config-manager --set-enabled %s" % item["config_manager"]
+
+
 def missing_repositories(repolist, wanted):
-    """The items of ``wanted`` ({name, match: regex of the repository id, ...}) no enabled repository matches."""
+    """The items of ``wanted`` ({name, match: regex of the repository id, ...}) no enabled repository matches,
+    each with ``how``: its name and the command that enables it by hand."""
     ids = enabled_repo_ids(repolist)
     missing = []
     for item in wanted or []:
         pattern = re.compile(str(item["match"]))
         if not any(pattern.search(repo_id) for repo_id in ids):
-            missing.append(item)
+            missing.append(dict(item, how="%s: %s" % (item["name"], enable_command(item))))
     return missing
