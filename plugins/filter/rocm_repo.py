@@ -46,24 +46,28 @@ def rocm_repo_dir(version):
     return "%d.%d" % (major, minor) if patch == 0 else "%d.%d.%d" % (major, minor, patch)
 
 
-def rocm_repo_base(version, base_urls):
-    """The URL of the newest ``base_urls`` entry ({since, url}) whose 'since' is not above ``version``."""
+def _repo_url(version, base_urls, override, caller):
+    """<base>/<dir> of ``version``: the base from ``override`` when set, else from the newest ``base_urls`` entry
+    ({since, url}) whose 'since' is not above it; None when no entry covers the release."""
     _release_key(version)
     try:
         layout = newest_since(base_urls, version)
     except ValueError as error:
-        raise AnsibleFilterError("rocm_repo_urls: %s" % error) from error
+        raise AnsibleFilterError("%s: %s" % (caller, error)) from error
     if layout is None:
-        raise AnsibleFilterError("no repository layout covers ROCm %s" % version)
-    return layout["url"].rstrip("/")
+        return None
+    base = str(override).rstrip("/") if override else layout["url"].rstrip("/")
+    return "%s/%s" % (base, rocm_repo_dir(version))
 
 
 def rocm_repo_urls(versions, base_urls, override=""):
-    """One repository URL per release: <base>/<dir>, the base from ``override`` when it is set."""
+    """One repository URL per release; a release no layout covers is an error."""
     urls = []
     for version in versions or []:
-        base = str(override).rstrip("/") if override else rocm_repo_base(version, base_urls)
-        urls.append("%s/%s" % (base, rocm_repo_dir(version)))
+        url = _repo_url(version, base_urls, override, "rocm_repo_urls")
+        if url is None:
+            raise AnsibleFilterError("no repository layout covers ROCm %s" % version)
+        urls.append(url)
     return urls
 
 
@@ -71,14 +75,9 @@ def rocm_repo_entries(versions, base_urls, override=""):
     """{version, url} for each release some ``base_urls`` entry covers; the others have no such repository."""
     entries = []
     for version in versions or []:
-        _release_key(version)
-        try:
-            layout = newest_since(base_urls, version)
-        except ValueError as error:
-            raise AnsibleFilterError("rocm_repo_entries: %s" % error) from error
-        if layout is not None:
-            base = str(override).rstrip("/") if override else layout["url"].rstrip("/")
-            entries.append({"version": version, "url": "%s/%s" % (base, rocm_repo_dir(version))})
+        url = _repo_url(version, base_urls, override, "rocm_repo_entries")
+        if url is not None:
+            entries.append({"version": version, "url": url})
     return entries
 
 

@@ -12,7 +12,6 @@ says why and the test asserts that documented behaviour instead. Every message
 names the tool and its version, so a new forky release that breaks it says so.
 """
 
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
@@ -65,24 +64,13 @@ FAULTS = {
 }
 
 
-def _start_root_builds():
-    """Collecting this module starts building the missing roots (about 3 min cold, then cached), so the
-    build overlaps with the tests collected before it; the session fixture waits for it."""
-    if sandbox_problem():
-        return None
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-roots")
-    return pool.submit(ensure_tool_roots, tuple(TOOL_ROOTS), lambda message: None)
-
-
-_ROOT_BUILDS = _start_root_builds()
-
-
 @pytest.fixture(scope="session")
 def tool_roots():
     problem = sandbox_problem()
     if problem:
         pytest.skip("tool cross-check %s" % problem)
-    roots = _ROOT_BUILDS.result()
+    # tests/run-all builds every root in the background (rocm_fleet.lab.prepare); this waits for that build.
+    roots = ensure_tool_roots(tuple(TOOL_ROOTS), lambda message: None)
     failures = {suite: error for suite, error in roots.items() if isinstance(error, Exception)}
     assert not failures, "tool roots did not build: %s" % failures
     return roots
