@@ -12,7 +12,6 @@ says why and the test asserts that documented behaviour instead. Every message
 names the tool and its version, so a new forky release that breaks it says so.
 """
 
-
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocm_smi as rocm_smi
