@@ -47,6 +47,9 @@ SCENARIOS = {
     ),
 }
 STOPPED = "login-01"
+# The hosts changed by hand, which site.yml repairs; a lab fault is cleared by the lab, and site.yml has
+# nothing to do for it (mi300x-01 shows that --check agrees: no change).
+HAND_CHANGED = sorted(host for host, (commands, _, _) in SCENARIOS.items() if commands)
 
 
 def drift(tmp_path: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
@@ -144,11 +147,15 @@ def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, 
             rocm_fleet("lab", "fault", host, *fault)
     code, report, result = drift(tmp_path)
     assert code == 2, result.stdout + result.stderr[-3000:]
-    check_run = run_playbook("site.yml", "--check", "--diff")
+    check_run = run_playbook("site.yml", "--check", "--diff", "--limit", ",".join([*HAND_CHANGED, "mi300x-01"]))
     for host, (_, _, expected_checks) in SCENARIOS.items():
         found = report["hosts"][host]
         assert failed_checks(found) == expected_checks, (host, found["checks"])
-        assert change_labels(found) == check_labels(check_run, host), (host, check_run.tail(3000))
+        if host in check_run.recap:
+            assert change_labels(found) == check_labels(check_run, host), (host, check_run.tail(3000))
+        else:
+            assert change_labels(found) == [], (host, found["changes"])
+    assert check_labels(check_run, "mi300x-01") == []
     assert change_labels(report["hosts"]["mi250x-01"]) == ["kernel: kernel.numa_balancing=0"]
     profile = next(c for c in report["hosts"]["rx6700xt-01"]["changes"]
                    if c["label"] == "environment: /etc/profile.d/rocm.sh")
@@ -185,7 +192,7 @@ def test_an_unreachable_host_exits_3_and_the_others_are_checked_then_all_is_rest
     for host in SCENARIOS:
         rocm_fleet("lab", "fault", host, "start", check=False)
         rocm_fleet("lab", "fault", host, "clear")
-    restore = run_playbook("site.yml", "--limit", ",".join(SCENARIOS))
+    restore = run_playbook("site.yml", "--limit", ",".join(HAND_CHANGED))
     assert restore.returncode == 0, restore.tail()
     code, report, result = drift(tmp_path / "after")
     assert code == 0, {h: failed_checks(r) for h, r in report.get("hosts", {}).items()}
