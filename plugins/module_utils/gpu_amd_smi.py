@@ -18,6 +18,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_json i
     parse_amd_smi_static_json,
     parse_amd_smi_topology_json,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_partition import parse_amd_smi_partition
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_text import (
     TOOL,
     parse_amd_smi_list_text,
@@ -28,7 +29,8 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_topolo
     parse_amd_smi_topology_text,
     topology_from_pairs,
 )
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import GpuParseError, new_report
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import GpuParseError, new_device, new_report
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_partitions import number_ranges
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     STATE_OK,
     add_warning,
@@ -43,8 +45,12 @@ _STATIC_FLAGS = ["--asic", "--bus", "--vram", "--driver"]
 AMD_SMI_LIST_JSON_ARGS = ["list", "--json"]
 AMD_SMI_STATIC_JSON_ARGS = ["static"] + _STATIC_FLAGS + ["--json"]
 AMD_SMI_TOPOLOGY_JSON_ARGS = ["topology", "--json"]
+# Partition modes in a call of their own, so an amd-smi without --partition loses only them.
+AMD_SMI_PARTITION_JSON_ARGS = ["static", "--partition", "--json"]
 AMD_SMI_LIST_TEXT_ARGS = ["list"]
 AMD_SMI_STATIC_TEXT_ARGS = ["static"] + _STATIC_FLAGS
+AMD_SMI_STATIC_PARTITION_TEXT_ARGS = ["static", "--partition"]
+AMD_SMI_PARTITION_TEXT_ARGS = ["partition"]  # 6.3+: also the available modes and their partition counts
 AMD_SMI_SUMMARY_ARGS = []  # default table (26.x+): product names and versions
 AMD_SMI_TOPOLOGY_TEXT_ARGS = ["topology"]
 # Run in this order; the first part that lists GPUs names them.
@@ -52,13 +58,17 @@ _JSON_PARTS = (
     (AMD_SMI_LIST_JSON_ARGS, parse_amd_smi_list_json),
     (AMD_SMI_STATIC_JSON_ARGS, parse_amd_smi_static_json),
     (AMD_SMI_TOPOLOGY_JSON_ARGS, parse_amd_smi_topology_json),
+    (AMD_SMI_PARTITION_JSON_ARGS, parse_amd_smi_static_json),
 )
 _TEXT_PARTS = (
     (AMD_SMI_LIST_TEXT_ARGS, parse_amd_smi_list_text),
     (AMD_SMI_STATIC_TEXT_ARGS, parse_amd_smi_static_text),
+    (AMD_SMI_STATIC_PARTITION_TEXT_ARGS, parse_amd_smi_static_text),
+    (AMD_SMI_PARTITION_TEXT_ARGS, parse_amd_smi_partition),
     (AMD_SMI_SUMMARY_ARGS, parse_amd_smi_summary),
     (AMD_SMI_TOPOLOGY_TEXT_ARGS, parse_amd_smi_topology_text),
 )
+_PARTITION_COMMANDS = (AMD_SMI_PARTITION_JSON_ARGS, AMD_SMI_STATIC_PARTITION_TEXT_ARGS, AMD_SMI_PARTITION_TEXT_ARGS)
 AMD_SMI_JSON_COMMANDS = tuple(args for args, _ in _JSON_PARTS)
 AMD_SMI_TEXT_COMMANDS = tuple(args for args, _ in _TEXT_PARTS)
 
@@ -94,6 +104,8 @@ def _run_parts(run, commands, json_output=False):
         try:
             parts.append((args, parser(stdout)))
         except GpuParseError as error:
+            if args in _PARTITION_COMMANDS and is_unsupported_option(rc, stdout, stderr):
+                continue  # an amd-smi from before partitions has nothing to say of them
             command = " ".join([TOOL] + list(args))
             problems.append(("%s: exit %d, %s" % (command, rc, _explain(error, stderr)), error.line))
             if json_output and not parts and is_unsupported_option(rc, stdout, stderr):
@@ -111,7 +123,23 @@ def _combine(parts):
         if part is not listing:
             _merge(listing, part)
     listing["shared_pci_buses"] = shared
+    _count_cut_gpus(listing)
     return listing
+
+
+def _count_cut_gpus(report):
+    """amd-smi numbers its GPUs from 0 without gaps: GPUs missing below the highest number
+    were cut from the output (a poster's '...'), and are counted, with no fields."""
+    indices = set(device["index"] for device in report["devices"] if device["index"] is not None)
+    missing = [index for index in range(max(indices) + 1) if index not in indices] if indices else []
+    if missing:
+        report["devices"].extend(new_device(index=index) for index in missing)
+        report["devices"].sort(key=lambda device: (device["index"] is None, device["index"] or 0))
+        add_warning(
+            report,
+            "%s: GPU %s missing from its output below GPU %d; counted as GPUs it says nothing about"
+            % (TOOL, number_ranges(missing), max(indices)),
+        )
 
 
 def _forget_shared_buses(parts):
@@ -150,6 +178,8 @@ def _merge(report, part):
             merge_into(match, device)
     for key in ("driver_version", "rocm_version", "tool_version"):
         report[key] = report[key] or part[key]
+    for index, counts in part["partition_counts"].items():
+        report["partition_counts"].setdefault(index, counts)
     if part["topology"] is not None and report["topology"] is None:
         if _same_gpus(report["devices"], part["devices"]):
             report["topology"] = part["topology"]

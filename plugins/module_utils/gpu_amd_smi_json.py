@@ -48,6 +48,7 @@ def parse_amd_smi_list_json(text):
                 index=tool_int(entry.get("gpu")),
                 pci_bus=read_bdf(report, entry.get("bdf")),
                 kfd_node=tool_int(entry.get("node_id")),
+                partition_id=tool_int(entry.get("partition_id")),
             )
         )
     return drop_shared_buses(report, "list --json")

@@ -17,11 +17,14 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
+    COMPUTE_PARTITIONS,
+    MEMORY_PARTITIONS,
     GpuParseError,
     clean_lines,
     new_device,
     new_report,
     normalize_pci_bus,
+    partition_mode,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     add_warning,
@@ -100,6 +103,7 @@ def parse_amd_smi_list_text(text):
                     index=index,
                     pci_bus=read_bdf(report, fields.get("bdf")),
                     kfd_node=tool_int(fields.get("node_id")),
+                    partition_id=tool_int(fields.get("partition_id")),
                 )
             )
     _read_version_line(report, text)
@@ -123,7 +127,9 @@ def parse_amd_smi_static_text(text):
 
 def read_static_entry(report, entry):
     """Add the device of one static entry (JSON object or text block, lower-case keys) to ``report``."""
-    asic, bus, vram, driver = (_section(entry, name) for name in ("asic", "bus", "vram", "driver"))
+    asic, bus, vram, driver, partition = (
+        _section(entry, name) for name in ("asic", "bus", "vram", "driver", "partition")
+    )
     report["devices"].append(
         new_device(
             index=tool_int(entry.get("gpu")),
@@ -133,6 +139,10 @@ def read_static_entry(report, entry):
             product=product_name(asic.get("market_name")),
             gfx_target=normalize_gfx_target(plain_value(asic.get("target_graphics_version"))),
             vram_bytes=size_bytes(vram.get("size")),
+            # 'static --partition' (its own call: older amd-smi has no such flag).
+            compute_partition=partition_mode(partition.get("compute_partition"), COMPUTE_PARTITIONS),
+            memory_partition=partition_mode(partition.get("memory_partition"), MEMORY_PARTITIONS),
+            partition_id=tool_int(partition.get("partition_id")),
         )
     )
     # An in-tree driver reports the kernel banner ('Linuxversion6.19.11...'): kept as printed.
@@ -157,7 +167,16 @@ def parse_amd_smi_summary(text):
             continue
         second = _SUMMARY_SECOND.match(stripped)
         if second and pending:
-            report["devices"].append(new_device(index=int(second.group(1)), pci_bus=pending[0], product=pending[1]))
+            compute, _slash, memory = second.group(4).partition("/")  # Partition-Mode: 'SPX/NPS1' or 'N/A'
+            report["devices"].append(
+                new_device(
+                    index=int(second.group(1)),
+                    pci_bus=pending[0],
+                    product=pending[1],
+                    compute_partition=partition_mode(compute, COMPUTE_PARTITIONS),
+                    memory_partition=partition_mode(memory, MEMORY_PARTITIONS),
+                )
+            )
             pending = None
     if report["tool_version"] is None and not report["devices"]:
         raise GpuParseError("not the amd-smi summary table", first_line(text) or "<empty output>")
@@ -175,16 +194,15 @@ def read_bdf(report, value):
 
 
 def drop_shared_buses(report, command):
-    """Forget a PCI address several GPUs share without KFD nodes to tell them apart (partitions
-    have their own): it says nothing about them. On the lab's hardware model amd-smi 6.1.2
-    printed 0000:00:00.0 for seven of eight GPUs."""
+    """Forget a PCI address several GPUs share without KFD nodes or partition IDs to tell them
+    apart (partitions have their own): it says nothing about them. On the lab's hardware model
+    amd-smi 6.1.2 printed 0000:00:00.0 for seven of eight GPUs."""
     by_bus = {}
     for device in report["devices"]:
         if device["pci_bus"]:
             by_bus.setdefault(device["pci_bus"], []).append(device)
     for bus, devices in sorted(by_bus.items()):
-        nodes = [device["kfd_node"] for device in devices]
-        if len(devices) > 1 and (None in nodes or len(set(nodes)) < len(nodes)):
+        if len(devices) > 1 and not (_distinct(devices, "kfd_node") or _distinct(devices, "partition_id")):
             for device in devices:
                 device["pci_bus"] = None
             report["shared_pci_buses"].append(bus)
@@ -192,6 +210,11 @@ def drop_shared_buses(report, command):
                 report, "%s %s: %d GPUs share the PCI address %s; not used" % (TOOL, command, len(devices), bus)
             )
     return report
+
+
+def _distinct(devices, key):
+    values = [device[key] for device in devices]
+    return None not in values and len(set(values)) == len(values)
 
 
 def size_bytes(value):

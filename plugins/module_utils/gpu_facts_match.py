@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which GPU of each source is which: the device groups gpu_facts_merge builds the facts from.
 
-GPUs match by PCI address, else KFD node, else index. A tool's address that names no free
-sysfs GPU is an address the tool could not read where all else agrees (a warning), and a
-conflict otherwise: a GPU the OS does not see is never hidden.
+GPUs match by PCI address, else KFD node, else index; partitions, which share their GPU's
+address and UUID, by address with their KFD node and partition ID. A UUID is never a key.
+A tool's address that names no free sysfs GPU is an address the tool could not read where
+all else agrees (a warning), and a conflict otherwise: a GPU the OS does not see is never hidden.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +17,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import S
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import DOMAINLESS_BDF, domainless_bdf
 
 # Fields where two sources disagreeing points at a real problem.
-CHECKED_FIELDS = ("device_id", "gfx_target", "kfd_node")
+CHECKED_FIELDS = ("device_id", "gfx_target", "kfd_node", "compute_partition", "memory_partition")
 # Which source decides the device list and numbers it, first that has any. Sysfs is what
 # the OS enumerates and numbers GPUs as rocm-smi does (by DRM card), so it comes first.
 ORDER_PRIORITY = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
@@ -120,12 +121,12 @@ def _find_group(groups, device, source):
     one group; the KFD node decides between GPUs that differ only by domain (MI300A).
     """
     free = [group for group in groups if source not in group]
-    bus, node = device.get("pci_bus"), device.get("kfd_node")
+    bus, node, ids = device.get("pci_bus"), device.get("kfd_node"), (device.get("kfd_node"), device.get("partition_id"))
     if bus:
-        return next((group for group in free if _same_address(group, bus, node, lambda m: m.get("pci_bus"))), None)
+        return next((group for group in free if _same_address(group, bus, ids, lambda m: m.get("pci_bus"))), None)
     bdf = device.get(DOMAINLESS_BDF)
     if bdf:
-        matches = [group for group in free if _same_address(group, bdf, node, _member_bdf)]
+        matches = [group for group in free if _same_address(group, bdf, (node, None), _member_bdf)]
         same_node = [group for group in matches if any(m.get("kfd_node") == node for m in group.values())]
         if len(same_node) == 1 or len(matches) == 1:
             return (same_node or matches)[0]
@@ -138,11 +139,14 @@ def _find_group(groups, device, source):
     return None
 
 
-def _same_address(group, address, node, address_of):
-    # Partitioned GPUs (MI300A TPX) share one BDF: the KFD node tells them apart.
+def _same_address(group, address, ids, address_of):
+    # Partitions share their GPU's BDF: the KFD node and the partition ID tell them apart.
+    node, partition = ids
     members = group.values()
     return any(address_of(m) == address for m in members) and all(
-        node is None or m.get("kfd_node") in (None, node) for m in members
+        (node is None or m.get("kfd_node") in (None, node))
+        and (partition is None or m.get("partition_id") in (None, partition))
+        for m in members
     )
 
 

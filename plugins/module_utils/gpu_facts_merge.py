@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Merge the source reports of gpu_facts into the facts contract (schema 1).
+"""Merge the source reports of gpu_facts into the facts contract (schema 2).
 
 Sysfs is what the kernel enumerates, so it decides the device list and the
 IDs; the tools add what sysfs cannot say (marketing names) and fill gaps when
 sysfs is unavailable. Disagreements are reported as conflicts, never hidden.
+Partitions are devices of their own, never collapsed (gpu_partitions numbers their GPUs).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +25,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     SOURCES,
     TOPOLOGY_KEYS,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_partitions import assign_partitions
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_pci_ids import gfx_target_for, product_for
 
 # Which source is trusted first for each device field.
@@ -37,6 +39,11 @@ FIELD_PRIORITY = {
     "numa_node": ("sysfs", "rocm_smi", "amd_smi", "rocminfo"),
     "kfd_node": ("sysfs", "rocminfo", "amd_smi", "rocm_smi"),
     "render_node": ("sysfs", "amd_smi", "rocm_smi", "rocminfo"),
+    "compute_partition": ("sysfs", "amd_smi", "rocm_smi"),
+    "memory_partition": ("sysfs", "amd_smi", "rocm_smi"),
+    "partition_id": ("sysfs", "rocm_smi", "amd_smi"),
+    "available_compute_partitions": ("sysfs", "amd_smi"),
+    "available_memory_partitions": ("sysfs", "amd_smi"),
 }
 TOPOLOGY_PRIORITY = ("sysfs", "rocm_smi", "amd_smi")
 DRIVER_PRIORITY = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
@@ -86,9 +93,10 @@ def _check_counts(usable, conflicts):
 
 
 def _merge_devices(usable, conflicts, warnings):
-    return [
-        _merge_group(index, group, conflicts) for index, group in enumerate(group_devices(usable, conflicts, warnings))
-    ]
+    groups = group_devices(usable, conflicts, warnings)
+    devices = [_merge_group(index, group, conflicts) for index, group in enumerate(groups)]
+    assign_partitions(devices, groups, usable, warnings)
+    return devices
 
 
 def _merge_group(index, group, conflicts):

@@ -17,6 +17,7 @@ SourceReport = {
     "warnings": [str, ...],           # non-fatal problems inside otherwise usable output
     "driver_loaded": bool,            # sysfs only: /sys/module/amdgpu/initstate is "live"
     "shared_pci_buses": [str, ...],   # printed for several GPUs it cannot tell apart, so not used
+    "partition_counts": {index: {"CPX": 8, ...}},  # amd-smi's profiles: partitions each mode gives
 }
 
 DeviceReport = {
@@ -25,7 +26,15 @@ DeviceReport = {
     "product": str or None, "gfx_target": "gfx942" or None,
     "vram_bytes": int or None, "numa_node": int or None,
     "kfd_node": int or None, "render_node": "/dev/dri/renderD128" or None,
+    "compute_partition": "CPX" or None, "memory_partition": "NPS4" or None,
+    "partition_id": int or None,      # 0 on a GPU that is not partitioned
+    "physical_gpu": int or None,      # set by the merge only
+    "available_compute_partitions": ["SPX", "CPX"] or None,
+    "available_memory_partitions": ["NPS1", "NPS4"] or None,
 }
+
+A partitioned GPU (MI300 CPX, TPX ...) is one DeviceReport per partition: each has its own
+KFD node and render node, and they share the GPU's PCI address and UUID.
 
 TopologyReport = {
     "link_type": [[str]] or None, "hops": [[int]] or None,
@@ -42,7 +51,7 @@ __metaclass__ = type
 
 import re
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 AMD_VENDOR_ID = "0x1002"
 SOURCES = ("sysfs", "rocm_smi", "amd_smi", "rocminfo")
 # What gpu_facts reads unless told otherwise (node_compliance facts=true too).
@@ -60,7 +69,17 @@ DEVICE_KEYS = (
     "numa_node",
     "kfd_node",
     "render_node",
+    # Schema 2: partitions.
+    "compute_partition",
+    "memory_partition",
+    "partition_id",
+    "physical_gpu",
+    "available_compute_partitions",
+    "available_memory_partitions",
 )
+# amdgpu's mode names (amdgpu_gfx.c, amdgpu_gmc.c); "UNKNOWN" and "N/A" are no mode.
+COMPUTE_PARTITIONS = ("SPX", "DPX", "TPX", "QPX", "CPX")
+MEMORY_PARTITIONS = ("NPS1", "NPS2", "NPS4", "NPS8")
 TOPOLOGY_KEYS = ("link_type", "hops", "weight", "numa_affinity")
 
 # NBSP, tabs and other odd blanks appear in pasted or re-indented output.
@@ -95,6 +114,7 @@ def new_report():
         "warnings": [],
         "driver_loaded": None,
         "shared_pci_buses": [],
+        "partition_counts": {},
     }
 
 
@@ -170,6 +190,19 @@ def gfx_target_from_version(gfx_version):
         return None
     major, minor, step = number // 10000, (number // 100) % 100, number % 100
     return "gfx%d%d%s" % (major, minor, format(step, "x"))
+
+
+def partition_mode(value, modes):
+    """'CPX', 'cpx', 'CPX*' (amd-smi's current profile) -> 'CPX' when in ``modes``; else None."""
+    text = str(value or "").strip().rstrip("*").strip().upper()
+    return text if text in modes else None
+
+
+def partition_modes(value, modes):
+    """'SPX, DPX, QPX, CPX' (sysfs available_*_partition) -> ['SPX', ...]; none known -> None."""
+    found = [partition_mode(word, modes) for word in re.split(r"[\s,]+", str(value or ""))]
+    found = [mode for mode in found if mode]
+    return found or None
 
 
 def to_int(value):

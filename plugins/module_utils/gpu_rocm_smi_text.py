@@ -17,13 +17,18 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
-    AMD_VENDOR_ID,
     GpuParseError,
     clean_lines,
     new_device,
     new_report,
     normalize_pci_bus,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_fields import (
+    TOOL,
+    apply_fields,
+    warn_of_vendor_ids,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_partitions import read_partitions_cell
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     add_warning,
     board_id,
@@ -38,7 +43,6 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import (
     useful_text,
 )
 
-TOOL = "rocm-smi"
 NAME_COLUMN_WIDTH = 20  # 6.0-6.1.0 concise table cuts names at 20 characters
 
 _SECTION = re.compile(r"^=+\s*(.*?)\s*=+$")
@@ -57,58 +61,6 @@ _END_MARKERS = (
     re.compile(r"^Aborted|^Segmentation fault"),
 )
 _MATRIX_KINDS = (("weight", "weight"), ("hops", "hops"), ("link type", "link_type"))
-# Keys whose hex value is a device or subsystem ID (the names fall back to a hex ID without pci.ids).
-_DEVICE_ID_KEYS = ("Device ID", "GPU ID", "Card Model")
-_NAME_KEYS = ("Card Series", "Card series", "Device Name")
-_SUBSYSTEM_ID_KEYS = ("Subsystem ID", "Card model")
-
-
-def apply_fields(device, fields, numa_affinity):
-    """Copy rocm-smi's per-GPU values (JSON card dict or text key/value pairs) into a DeviceReport.
-
-    Key spellings differ by version: 5.x 'GPU ID'; 6.x 'Device ID'. 'Card model' (lower-case m,
-    up to 6.1.0) is the subsystem; 'Card Model' (6.1.1+) is the PCI device ID. Returns the keys
-    whose value was the vendor ID (no pci.ids, see board_id), for the caller's warning.
-    """
-    vendor = fields.get("Card vendor") or fields.get("Card Vendor")
-    device_id = _first_id(fields, _DEVICE_ID_KEYS, vendor)
-    series = next((fields[key] for key in _NAME_KEYS if fields.get(key)), None)
-    if device_id is None:
-        # With no pci.ids entry rocm-smi prints the device ID where the name belongs.
-        device_id = board_id(series, vendor)
-    values = {
-        "pci_bus": normalize_pci_bus(fields.get("PCI Bus")),
-        "device_id": device_id,
-        "subsystem_device_id": _first_id(fields, _SUBSYSTEM_ID_KEYS, vendor),
-        "product": product_name(series),
-        "gfx_target": normalize_gfx_target(fields.get("GFX Version")),
-        "vram_bytes": tool_int(fields.get("VRAM Total Memory (B)")),
-        "numa_node": tool_int(fields.get("(Topology) Numa Node")),
-        "kfd_node": tool_int(fields.get("Node ID")),
-    }
-    for key, value in values.items():
-        if device[key] is None and value is not None:
-            device[key] = value
-    affinity = tool_int(fields.get("(Topology) Numa Affinity"))
-    if affinity is not None:
-        numa_affinity[device["index"]] = affinity
-    keys = _DEVICE_ID_KEYS + _NAME_KEYS + _SUBSYSTEM_ID_KEYS
-    return [key for key in keys if strict_hex_id(fields.get(key)) and board_id(fields[key], vendor) is None]
-
-
-def warn_of_vendor_ids(report, keys):
-    """One warning for the keys that printed the vendor ID where an ID belongs (apply_fields' result)."""
-    if keys:
-        names = " and ".join("'%s'" % key for key in sorted(set(keys)))
-        add_warning(
-            report,
-            "%s: %s printed as the vendor ID %s (rocm_smi_lib found no pci.ids file): read as unknown"
-            % (TOOL, names, AMD_VENDOR_ID),
-        )
-
-
-def _first_id(fields, keys, vendor):
-    return next((board_id(fields[key], vendor) for key in keys if board_id(fields.get(key), vendor)), None)
 
 
 def build_topology(indices, matrices, numa_affinity):
@@ -240,6 +192,7 @@ def _read_table_row(state, line, stripped):
         if match:
             device = state.rows.setdefault(int(match.group(1)), new_device(index=int(match.group(1))))
             device["subsystem_device_id"] = _table_id(state, match.group(2), "[Model : Revision]")
+            read_partitions_cell(device, stripped)
             state.pending_name = device
         elif state.pending_name is not None and line[:1] == " ":
             _read_name_line(state, state.pending_name, stripped)
@@ -251,6 +204,7 @@ def _read_table_row(state, line, stripped):
             device = state.rows.setdefault(index, new_device(index=index))
             device["kfd_node"] = tool_int(match.group(2))
             device["device_id"] = board_id(match.group(3))
+            read_partitions_cell(device, stripped)
     elif state.concise == "hw":
         _read_hw_row(state, stripped)
     elif _INDEX_ROW.match(stripped):
@@ -280,6 +234,7 @@ def _read_hw_row(state, stripped):
     header = state.hw_header or []
     columns = dict((header[n], tokens[n]) for n in range(len(tokens))) if len(tokens) == len(header) else {}
     device["kfd_node"] = tool_int(columns.get("NODE"))
+    device["partition_id"] = tool_int(columns.get("PARTITION ID"))
     for token in tokens[1:]:
         if device["device_id"] is None and board_id(token) and token.lower().startswith("0x"):
             device["device_id"] = board_id(token)

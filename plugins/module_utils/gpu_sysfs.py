@@ -17,6 +17,8 @@
   path goes through the CPU node of each GPU's link to a CPU: 2 hops on one
   node (weight = both GPU-CPU weights), 3 when the CPU nodes are linked (plus
   that link's weight), else 4 (plus 10).
+* A partitioned GPU (MI300 in DPX ... CPX) is one device per partition, each with its own KFD
+  node, render node and VRAM share (gpu_sysfs_partitions); the topology covers the partitions.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,7 +29,6 @@ import os
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     AMD_VENDOR_ID,
-    gfx_target_from_version,
     new_device,
     new_report,
     normalize_hex_id,
@@ -35,6 +36,10 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import (
     to_int,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs_kfd import read_kfd_nodes, topology_from_kfd
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs_partitions import (
+    expand_partitions,
+    read_partition_files,
+)
 
 GPU_CLASS_PREFIXES = ("0x03", "0x12")
 
@@ -92,6 +97,7 @@ def _read_device(sys_dir, bus):
         # The kernel prints -1 when firmware gives no NUMA information.
         numa_node=numa_node if numa_node is not None and numa_node >= 0 else None,
         render_node=render,
+        **read_partition_files(device_dir, _read),
     )
     return card, device
 
@@ -129,46 +135,15 @@ def _collect(sys_dir, report):
         else:
             with_card.append((card, device))
     with_card.sort(key=lambda item: item[0])
-    devices = [device for _card, device in with_card]
-    for index, device in enumerate(devices):
-        device["index"] = index
+    nodes = read_kfd_nodes(os.path.join(sys_dir, "class", "kfd", "kfd", "topology", "nodes"))
+    devices, gpu_nodes = expand_partitions([device for _card, device in with_card], nodes)
     if without_card and initstate == "live":
         report["warnings"].append(
             "no DRM device for %s: amdgpu did not initialise it" % ", ".join(d["pci_bus"] for d in without_card)
         )
-
-    nodes = read_kfd_nodes(os.path.join(sys_dir, "class", "kfd", "kfd", "topology", "nodes"))
-    gpu_nodes = _attach_kfd_nodes(devices, nodes, report["warnings"])
     report["devices"] = devices + without_card
     if devices and len(gpu_nodes) == len(devices):
         report["topology"] = topology_from_kfd(nodes, gpu_nodes, [d["numa_node"] for d in devices])
     elif devices and initstate == "live":
-        report["warnings"].append("KFD topology lists %d of %d GPUs: no topology" % (len(gpu_nodes), len(devices)))
-
-
-def _attach_kfd_nodes(devices, nodes, warnings):
-    """Fill kfd_node/gfx_target from the KFD node with the same PCI address; return their ids by index."""
-    by_bus = {}
-    for node_id in sorted(nodes):
-        node = nodes[node_id]
-        if node["bus"] is not None:
-            by_bus.setdefault(node["bus"], []).append(node_id)
-    gpu_nodes = []
-    for device in devices:
-        matches = by_bus.get(device["pci_bus"], [])
-        if not matches:
-            continue
-        if len(matches) > 1:
-            warnings.append(
-                "%s has %d KFD nodes (compute partitions); using node %d"
-                % (device["pci_bus"], len(matches), matches[0])
-            )
-        node = nodes[matches[0]]
-        device["kfd_node"] = matches[0]
-        device["gfx_target"] = gfx_target_from_version(node["properties"].get("gfx_target_version"))
-        if device["vram_bytes"] is None:
-            device["vram_bytes"] = node["vram_bytes"]
-        if device["render_node"] is None and node["properties"].get("drm_render_minor"):
-            device["render_node"] = "/dev/dri/renderD%d" % node["properties"]["drm_render_minor"]
-        gpu_nodes.append(matches[0])
-    return gpu_nodes
+        listed = len(set(d["pci_bus"] for d in devices if d["kfd_node"] is not None))
+        report["warnings"].append("KFD topology lists %d of %d GPUs: no topology" % (listed, len(with_card)))

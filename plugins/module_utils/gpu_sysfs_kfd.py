@@ -71,7 +71,9 @@ def read_kfd_nodes(nodes_dir):
             "vram_bytes": None,
         }
         if is_gpu:
-            node["bus"] = pci_bus_from_bdfid((properties.get("domain", 0) << 16) | properties.get("location_id", 0))
+            # Bits above the BDF carry a partition's node id on some kernels (see gpu_sysfs_partitions).
+            location = properties.get("location_id", 0) & 0xFFFF
+            node["bus"] = pci_bus_from_bdfid((properties.get("domain", 0) << 16) | location)
             node["vram_bytes"] = _vram_bytes(os.path.join(node_dir, "mem_banks"))
             node["links"] = _read_links(node["links_dir"])
         nodes[int(name)] = node

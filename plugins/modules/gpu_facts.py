@@ -14,7 +14,9 @@ short_description: Gather facts about the AMD GPUs of a host
 version_added: 0.1.0
 description:
   - Reads what a host reports about its AMD GPUs from sysfs, C(rocm-smi), C(amd-smi) and C(rocminfo)
-    and returns them as the C(gpu) fact (schema 1).
+    and returns them as the C(gpu) fact (schema 2).
+  - A partitioned GPU (MI300 in DPX, TPX, QPX or CPX) is one device per partition, as ROCm numbers them;
+    schema 2 adds each device's compute and memory partition mode, partition ID and physical GPU.
   - Sysfs needs no ROCm userspace, so the module also works on a new server before anything is installed.
   - With O(host_facts=true) it also returns the OS, kernel and CPU facts a GPU decision needs, with the names and
     values of M(ansible.builtin.setup), so one module call can replace C(setup) with C(gather_subset=[min, hardware])
@@ -73,7 +75,12 @@ attributes:
     description: Returns the C(gpu) fact, and the host facts of O(host_facts).
 notes:
   - Runs every tool with C(LC_ALL=C).
-  - An MI250X package shows as two GPUs (GCDs), as the OS sees it.
+  - An MI250X package shows as two GPUs (GCDs), as the OS sees it, and as two physical GPUs.
+  - Partitions of one GPU share its PCI address and UUID; they are told apart by KFD node and partition ID.
+    A physical GPU with fewer partitions than its compute mode gives (an 8x MI300X in CPX shows 63 when another
+    DRM driver holds a DRM minor) is a warning that names it.
+  - A partition's C(vram_bytes) is its share from the KFD memory banks; rocm-smi and amd-smi print the whole GPU's
+    VRAM for each MI300X CPX partition, so they are used only where sysfs cannot be read.
   - The host facts are returned under setup's names (C(ansible_distribution) ...), so plays read them as
     C(ansible_facts.distribution) ... exactly as after M(ansible.builtin.setup).
 seealso:
@@ -112,16 +119,16 @@ ansible_facts:
   type: dict
   contains:
     gpu:
-      description: The host's AMD GPUs (schema 1).
+      description: The host's AMD GPUs (schema 2).
       returned: always
       type: dict
       contains:
         schema:
-          description: Version of this layout.
+          description: Version of this layout; 2 added the partition fields of each device.
           type: int
-          sample: 1
+          sample: 2
         count:
-          description: GPUs as the OS sees them; 0 when none.
+          description: Logical GPUs as the OS sees them (each partition one); 0 when none.
           type: int
           sample: 8
         devices:
@@ -129,6 +136,13 @@ ansible_facts:
             - One entry per GPU, ordered by index as rocm-smi and amd-smi number them.
             - A field is null where no source says it. C(pci_bus) is null where only C(rocminfo) saw the GPU,
               because its BDFID carries no PCI domain.
+            - C(compute_partition) is SPX, DPX, TPX, QPX or CPX and C(memory_partition) NPS1, NPS2, NPS4 or NPS8;
+              null on GPUs without partition modes or where no source says.
+            - C(partition_id) numbers the partitions of one GPU from 0; an unpartitioned GPU is its own partition 0.
+            - C(physical_gpu) numbers the physical GPUs (PCI devices) in device order, the same for all partitions
+              of one GPU; null where no source places the device.
+            - C(available_compute_partitions) and C(available_memory_partitions) list the modes the GPU accepts
+              (sysfs, amd-smi), or are null.
           type: list
           elements: dict
           sample:
@@ -143,6 +157,12 @@ ansible_facts:
               numa_node: 0
               kfd_node: 2
               render_node: /dev/dri/renderD128
+              compute_partition: SPX
+              memory_partition: NPS1
+              partition_id: 0
+              physical_gpu: 0
+              available_compute_partitions: [SPX, DPX, QPX, CPX]
+              available_memory_partitions: [NPS1, NPS4]
         topology:
           description:
             - Link matrix between GPUs; null with fewer than 2 GPUs or when no source gave it.

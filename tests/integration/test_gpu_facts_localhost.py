@@ -16,7 +16,7 @@ def test_machine_without_gpus_reports_zero_and_does_not_fail():
     result = host_result(run_ansible())
     gpu = result["ansible_facts"]["gpu"]
     assert result.get("failed") is not True
-    assert gpu["schema"] == 1
+    assert gpu["schema"] == 2
     assert gpu["count"] == 0
     assert gpu["devices"] == []
     assert gpu["topology"] is None

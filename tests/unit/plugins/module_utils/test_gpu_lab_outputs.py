@@ -31,6 +31,8 @@ def amd_smi_27_run(calls):
 
     def run(args):
         calls.append(list(args))
+        if tuple(args) not in files:  # no capture of it: answered as an amd-smi without the option
+            return 2, "", "amd-smi: error: unrecognized arguments: %s\n" % " ".join(args[1:])
         return 0, output(files[tuple(args)]), ""
 
     return run

@@ -34,7 +34,17 @@ def assert_devices_match(profile, report):
             "numa_node": gpu.numa_node,
             "kfd_node": len(profile.cpus) + index,
             "render_node": "/dev/dri/renderD%d" % (128 + index),
+            # Schema 2: an unpartitioned GPU is its own partition 0; the merge numbers physical GPUs.
+            "compute_partition": gpu.compute_partition,
+            "memory_partition": gpu.memory_partition,
+            "partition_id": 0,
+            "physical_gpu": None,
+            # The lab may or may not render available_*_partition: a list of modes or nothing.
+            "available_compute_partitions": device["available_compute_partitions"],
+            "available_memory_partitions": device["available_memory_partitions"],
         }
+        for key in ("available_compute_partitions", "available_memory_partitions"):
+            assert device[key] is None or isinstance(device[key], list)
 
 
 @pytest.mark.parametrize("name", available_profiles())

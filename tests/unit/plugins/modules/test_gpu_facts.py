@@ -58,6 +58,12 @@ SECOND_SET_COUNTS = {
     "rx6600xt-1gpu_unknown_amd-smi-topology-json_bare-list-self-link.txt": 1,
     "rx7900xtx-2gpu_rocm-na-amdsmi26.2.2_amd-smi-default_rocm-version-na_fan-column-no-percent.txt": 2,
     "rx7900xtx-2gpu_rocm-na-amdsmi26.2.2_amd-smi-static-driver_version-is-kernel-banner.txt": 2,
+    "mi300a-4apu-spx-nps1_rocm6.3.3_amd-smi-partition_unsupported-all-na.txt": 4,
+    "mi300a-4apu-spx-nps1_rocm6.3.3_amd-smi-static-partition.txt": 4,
+    "mi300a-4apu-spx-nps1_rocm6.4.0_amd-smi-partition_profiles-without-resources.txt": 4,
+    "mi325x-vf-unknowncount_unknown_amd-smi-partition-g0_spx-nps1-profiles.txt": 1,
+    # Cut by its poster after GPU 0; 'GPU: 62' survives, and amd-smi numbers its GPUs from 0.
+    "mi300x-8gpu-cpx-nps4_rocm6.4.1_amd-smi-static-partition_truncated-by-poster_last-gpu-62.txt": 63,
 }
 COUNTS = dict([(name, row["count"]) for name, row in MANIFEST.items()] + list(SECOND_SET_COUNTS.items()))
 
@@ -84,6 +90,12 @@ def plan_for(name):
             every = amd_smi.AMD_SMI_JSON_COMMANDS + amd_smi.AMD_SMI_TEXT_COMMANDS
             return "amd_smi", {tuple(args): dict(out, rc=1) for args in every}
         # Each subcommand alone names the GPUs; the module's other amd-smi calls fail.
+        for marker, slot in (
+            ("amd-smi-static-partition", amd_smi.AMD_SMI_STATIC_PARTITION_TEXT_ARGS),
+            ("amd-smi-partition", amd_smi.AMD_SMI_PARTITION_TEXT_ARGS),
+        ):
+            if marker in name:
+                return "amd_smi", {tuple(slot): out}
         for marker, slot in (
             ("amd-smi-list", amd_smi.AMD_SMI_LIST_TEXT_ARGS),
             ("amd-smi-version-plus-list", amd_smi.AMD_SMI_LIST_TEXT_ARGS),
@@ -238,3 +250,132 @@ def test_rocm_smi_5_2_3_without_pci_ids_leaves_the_subsystem_unknown(tmp_path, r
     assert gpu["count"] == 8
     assert {(d["device_id"], d["subsystem_device_id"]) for d in gpu["devices"]} == {("0x74a1", None)}
     assert any("vendor ID 0x1002" in text for text in gpu["warnings"])
+
+
+def runs(*spans):
+    """[(value, times), ...] -> the values repeated: the expected rows of a capture, compactly."""
+    return [value for value, times in spans for _ in range(times)]
+
+
+CPX_63 = runs(*[((("CPX", "NPS1", pid, gpu)), 1) for gpu in range(8) for pid in range(7 if gpu == 5 else 8)])
+# Per capture of the shared partition set (MANIFEST 'Expected parse'): count, then per logical
+# device (compute mode, memory mode, partition ID, physical GPU), then the partition warnings.
+PARTITION_CASES = [
+    (
+        "mi300x-8gpu-cpx-nps1_rocm6.3.3_rocm-smi-default_63-of-64-partitions.txt",
+        63,
+        CPX_63,
+        [
+            "physical GPU 5 (AMD Instinct MI300X, logical GPU 40-46, KFD node 42-48) has 7 of the 8 partitions"
+            " CPX gives; partition ID 7 missing: the DRM minors ran out (another DRM driver such as mgag200"
+            " holds one) or a container sees only some"
+        ],
+    ),
+    # The secondary partition prints N/A modes: it has its GPU's; the container sees 2 of 8.
+    (
+        "mi300x-8gpu-cpx-nps4_unknown_rocm-smi-default_container-renderD128-129-secondary-na.txt",
+        2,
+        [("CPX", "NPS4", 0, 0), ("CPX", "NPS4", 1, 0)],
+        ["physical GPU 0 (AMD Instinct MI300X, logical GPU 0-1, KFD node 2-3) has 2 of the 8 partitions CPX"],
+    ),
+    (
+        "mi300x-8gpu-cpx-nps4_unknown_rocm-smi-default_container-renderD128-136-two-primaries.txt",
+        2,
+        [("CPX", "NPS4", 0, 0), ("CPX", "NPS4", 0, 1)],
+        [
+            "physical GPU 0 (AMD Instinct MI300X, logical GPU 0, KFD node 2) has 1 of the 8 partitions CPX",
+            "physical GPU 1 (AMD Instinct MI300X, logical GPU 1, KFD node 10) has 1 of the 8 partitions CPX",
+        ],
+    ),
+    (
+        "mi300a-unknowncount-cpx-nps1_unknown_rocm-smi-default_container-renderD128-129-secondary-na.txt",
+        2,
+        [("CPX", "NPS1", 0, 0), ("CPX", "NPS1", 1, 0)],
+        ["physical GPU 0 (AMD Instinct MI300A, logical GPU 0-1, KFD node 1-2) has 2 of the 6 partitions CPX"],
+    ),
+    ("mi300a-1apu-tpx-nps1_rocm6.3.3_rocm-smi-default.txt", 3, [("TPX", "NPS1", i, 0) for i in range(3)], []),
+    # 05:00.0 and 05:00.1 with one Uuid: partitions 0 and 1 of one GPU (KFD puts the number in the function).
+    (
+        "mi300x-8gpu-cpx-nps1_rocm6.3.3_rocminfo-excerpt-agents3-4_partitions-share-uuid.txt",
+        2,
+        [(None, None, None, 0), (None, None, None, 0)],
+        [],
+    ),
+    # Cut after GPU 0: the others are counted, and nothing is known of their partitions.
+    (
+        "mi300x-8gpu-cpx-nps4_rocm6.4.1_amd-smi-static-partition_truncated-by-poster_last-gpu-62.txt",
+        63,
+        [("CPX", "NPS4", 0, 0)] + [(None, None, None, None)] * 62,
+        [],
+    ),
+    # amd-smi 24.7 'partition' says N/A for the compute mode: unknown, not SPX.
+    (
+        "mi300a-4apu-spx-nps1_rocm6.3.3_amd-smi-partition_unsupported-all-na.txt",
+        4,
+        [(None, "NPS1", None, None)] * 4,
+        [],
+    ),
+    (
+        "mi300a-4apu-spx-nps1_rocm6.3.3_amd-smi-static-partition.txt",
+        4,
+        [("SPX", "NPS1", 0, gpu) for gpu in range(4)],
+        [],
+    ),
+    (
+        "mi300a-4apu-spx-nps1_rocm6.4.0_amd-smi-partition_profiles-without-resources.txt",
+        4,
+        [(None, "NPS1", 0, gpu) for gpu in range(4)],
+        [],
+    ),
+    ("mi325x-vf-unknowncount_unknown_amd-smi-partition-g0_spx-nps1-profiles.txt", 1, [("SPX", "NPS1", 0, 0)], []),
+    ("mi355x-8gpu_rocm7.0.2_amd-smi-default.txt", 8, [("SPX", "NPS1", None, gpu) for gpu in range(8)], []),
+    (
+        "mi300x-8gpu-spx-nps1_unknown_rocm-smi-default_whitespace-collapsed-by-poster_pwrcap-500w-gpu0.txt",
+        8,
+        [("SPX", "NPS1", 0, gpu) for gpu in range(8)],
+        [],
+    ),
+    ("mi300x-vf-1gpu_rocm6.4.1_rocm-smi-default_vf-did-0x74b5.txt", 1, [("SPX", "NPS1", 0, 0)], []),
+    ("mi300x-1gpu_rocm6.0-6.1_rocm-smi-default_oldformat.txt", 1, [("SPX", "NPS1", None, 0)], []),
+    ("mi300x-4gpu_rocm6.0-6.1_rocm-smi-showallinfo.txt", 4, [("SPX", "NPS1", None, gpu) for gpu in range(4)], []),
+    # Per-partition VRAM as rocm-smi prints it: the partitions' modes are not in this output.
+    (
+        "mi300x-8gpu-cpx-nps1_rocm6.3.3_rocm-smi-showmeminfo-vram_spaces-not-tabs_per-partition-reports-full-gpu-vram.txt",
+        63,
+        [(None, None, None, None)] * 63,
+        [],
+    ),
+    (
+        "mi300a-1apu-tpx-nps1_rocm6.3.3_rocm-smi-showmeminfo-vram_per-partition-one-third.txt",
+        3,
+        [(None, None, None, None)] * 3,
+        [],
+    ),
+    ("mi300a-1apu-spx-nps1_rocm6.3.3_rocm-smi-i.txt", 1, [(None, None, None, None)], []),
+    # A consumer GPU: no modes, partition 0 of itself.
+    ("rx7900xtx-1gpu_rocm6.3.1_rocm-smi-default.txt", 1, [(None, None, 0, 0)], []),
+]
+
+
+@pytest.mark.parametrize(("name", "count", "rows", "warnings"), PARTITION_CASES, ids=[c[0] for c in PARTITION_CASES])
+def test_partition_capture_through_the_module(name, count, rows, warnings, tmp_path, run_gpu_facts):
+    source, responses = plan_for(name)
+    install_fake_tool(tmp_path / "bin", TOOL_NAMES[source], responses)
+    gpu = run_gpu_facts([tmp_path / "bin"], sources=[source])["ansible_facts"]["gpu"]
+    assert gpu["schema"] == 2 and gpu["count"] == count
+    keys = ("compute_partition", "memory_partition", "partition_id", "physical_gpu")
+    assert [tuple(device[key] for key in keys) for device in gpu["devices"]] == rows
+    found = [text for text in gpu["warnings"] if text.startswith("physical GPU")]
+    assert len(found) == len(warnings) and all(
+        text.startswith(start) for text, start in zip(found, warnings, strict=True)
+    )
+    assert gpu["conflicts"] == []
+
+
+def test_amd_smi_partition_profiles_give_the_available_modes(tmp_path, run_gpu_facts):
+    name = "mi300a-4apu-spx-nps1_rocm6.4.0_amd-smi-partition_profiles-without-resources.txt"
+    install_fake_tool(tmp_path / "bin", "amd-smi", plan_for(name)[1])
+    gpu = run_gpu_facts([tmp_path / "bin"], sources=["amd_smi"])["ansible_facts"]["gpu"]
+    assert {tuple(d["available_compute_partitions"]) for d in gpu["devices"]} == {("SPX", "TPX", "CPX")}
+    # No '*' marks a profile: the current compute mode stays unknown.
+    assert {d["compute_partition"] for d in gpu["devices"]} == {None}
