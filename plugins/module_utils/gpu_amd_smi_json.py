@@ -78,16 +78,26 @@ def _gpu_entries(text, report):
         add_warning(report, "%s: %s" % (TOOL, " ".join(note.split())))
     entries, unknown = [], 0
     for document in documents:
-        for entry in _device_list(document, text):
-            if not isinstance(entry, dict):
-                raise GpuParseError("amd-smi JSON list holds a non-object entry", first_line(text))
-            if tool_int(entry.get("gpu")) is not None:
-                entries.append(entry)
-            elif not any(key in entry for key in _OTHER_DEVICE_KEYS):
-                unknown += 1
+        found, passed_over = gpu_entries_of(document, text)
+        entries.extend(found)
+        unknown += passed_over
     if unknown:
         add_warning(report, "%s: %d JSON entries without a 'gpu' number passed over" % (TOOL, unknown))
     return entries
+
+
+def gpu_entries_of(document, text=""):
+    """The GPU objects of one parsed amd-smi JSON document (any subcommand, bare list or "gpu_data"), and how many
+    entries were neither a GPU nor another known device kind. CPU, core and NIC entries are passed over."""
+    entries, unknown = [], 0
+    for entry in _device_list(document, text):
+        if not isinstance(entry, dict):
+            raise GpuParseError("amd-smi JSON list holds a non-object entry", first_line(text))
+        if tool_int(entry.get("gpu")) is not None:
+            entries.append(entry)
+        elif not any(key in entry for key in _OTHER_DEVICE_KEYS):
+            unknown += 1
+    return entries, unknown
 
 
 def _device_list(document, text):

@@ -21,6 +21,9 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_json import gpu_entries_of
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import tool_int
+
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 STATES = (PASS, FAIL, UNKNOWN)
 
@@ -102,3 +105,13 @@ def text_lines(text):
     if not hasattr(text, "splitlines"):
         text = str(text)
     return [line.rstrip() for line in text.replace("\u00a0", " ").splitlines()]
+
+
+def amd_smi_gpu_entries(document):
+    """``[(gpu number, entry)]`` of a parsed ``amd-smi metric --json`` document, found as gpu_facts finds them
+    (bare list or "gpu_data"; CPU, core and NIC entries passed over). Raises ValueError when it holds no GPU
+    entry but entries of no known kind, or is no amd-smi document at all."""
+    entries, unknown = gpu_entries_of(document)
+    if unknown and not entries:
+        raise ValueError("amd-smi metric JSON: %d entries without a 'gpu' number and no GPU entry" % unknown)
+    return [(tool_int(entry["gpu"]), entry) for entry in entries]

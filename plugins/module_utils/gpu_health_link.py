@@ -41,6 +41,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_health_common 
     FAIL,
     PASS,
     UNKNOWN,
+    amd_smi_gpu_entries,
     gpu_label,
     result,
     text_lines,
@@ -132,18 +133,12 @@ def parse_amd_smi_metric_pcie(document):
     Accepts the bare list (amd-smi before 26) and ``{"gpu_data": [...]}`` (26 and later);
     ``N/A`` values become ``None``. Raises ValueError when ``document`` has neither shape.
     """
-    if isinstance(document, dict) and isinstance(document.get("gpu_data"), list):
-        document = document["gpu_data"]
-    if not isinstance(document, list):
-        raise ValueError("amd-smi metric JSON is neither a list nor {'gpu_data': [...]}")
     out = {}
-    for entry in document:
-        if not isinstance(entry, dict) or "gpu" not in entry:
-            raise ValueError("amd-smi metric JSON entry without 'gpu': %r" % (str(entry)[:60],))
+    for gpu, entry in amd_smi_gpu_entries(document):
         pcie = entry.get("pcie") if isinstance(entry.get("pcie"), dict) else {}
         width = pcie.get("width")
         valid_width = isinstance(width, int) and not isinstance(width, bool) and width > 0
-        out[entry["gpu"]] = {
+        out[gpu] = {
             "current_speed": _gt_per_s(pcie.get("speed")),
             "current_width": width if valid_width else None,
         }

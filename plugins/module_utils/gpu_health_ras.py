@@ -29,6 +29,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_health_common 
     FAIL,
     PASS,
     UNKNOWN,
+    amd_smi_gpu_entries,
     gpu_label,
     is_count,
     reading,
@@ -119,14 +120,8 @@ def parse_rocm_smi_rasinfo(text):
 
 def parse_amd_smi_metric_ecc_json(document):
     """``{gpu: {"ecc": {...}, "xgmi_err": value}}`` from a parsed ``amd-smi metric --json`` document."""
-    if isinstance(document, dict) and isinstance(document.get("gpu_data"), list):
-        document = document["gpu_data"]
-    if not isinstance(document, list):
-        raise ValueError("amd-smi metric JSON is neither a list nor {'gpu_data': [...]}")
     out = {}
-    for entry in document:
-        if not isinstance(entry, dict) or "gpu" not in entry:
-            raise ValueError("amd-smi metric JSON entry without 'gpu'")
+    for gpu, entry in amd_smi_gpu_entries(document):
         ecc = entry.get("ecc") if isinstance(entry.get("ecc"), dict) else {}
         counts = {}
         for key, short in (
@@ -135,7 +130,7 @@ def parse_amd_smi_metric_ecc_json(document):
             ("total_deferred_count", "de"),
         ):
             counts[short] = reading(ecc.get(key), "ECC " + key)
-        out[entry["gpu"]] = {"ecc": counts, "xgmi_err": entry.get("xgmi_err")}
+        out[gpu] = {"ecc": counts, "xgmi_err": entry.get("xgmi_err")}
     return out
 
 
