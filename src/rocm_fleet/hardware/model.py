@@ -10,7 +10,7 @@ Ordering rules the model keeps, because the kernel keeps them:
   compute partition (``Profile.partitions()``): its own KFD node and DRM
   minors. amdgpu reserves DRM minors for ``MAX_XCP`` partitions of each such
   GPU at probe, whatever its mode (amdgpu_xcp.c amdgpu_xcp_dev_alloc: partition
-  0 is the PCI device's own DRM device, partitions 1-7 are ``amdgpu_xcp_<n>``
+  0 is the PCI device's own DRM device, partitions 1-7 are ``amdgpu_xcp.<n>``
   platform devices of amdxcp), so 8 of them use all 64 DRM primary minors.
 """
 
@@ -117,7 +117,7 @@ class DrmSlot:
     slot: int  # partition number
     card_minor: int
     render_minor: int
-    platform_device: str | None  # amdgpu_xcp_<n> (slot > 0); slot 0 is the PCI device itself
+    platform_device: str | None  # amdgpu_xcp.<n> (slot > 0); slot 0 is the PCI device itself
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +170,7 @@ class Profile:
             for slot in range(count):
                 platform = None
                 if slot:
-                    platform, xcp = "amdgpu_xcp_%d" % xcp, xcp + 1
+                    platform, xcp = "amdgpu_xcp.%d" % xcp, xcp + 1
                 slots[index].append(DrmSlot(index, slot, card, render, platform))
                 card, render = card + 1, render + 1
         return slots
@@ -182,6 +182,11 @@ class Profile:
             count = self.gpus[index].partition_count
             found.extend(Partition(index, slot.slot, slot, count) for slot in slots[:count])
         return found
+
+    @property
+    def partitioned(self):
+        """Whether any GPU is more than one logical device."""
+        return len(self.partitions()) != len(self.gpus)
 
     def kfd_node_of_gpu(self, index):
         """KFD node of the GPU's first partition."""
@@ -209,7 +214,8 @@ class Profile:
         renumber = {old: old - (old > index) for old in range(len(self.gpus)) if old != index}
         links = {frozenset(renumber[k] for k in pair): link for pair, link in self.links.items() if index not in pair}
         gpus = self.gpus[:index] + self.gpus[index + 1 :]
-        return dataclasses.replace(self, gpus=gpus, links=links)
+        short = None if self.short_gpu in (None, index) else renumber[self.short_gpu]
+        return dataclasses.replace(self, gpus=gpus, links=links, short_gpu=short)
 
     def with_link(self, i, j, link_type, weight=None):
         """The server with the i-j link changed: 'PCIE' drops the XGMI link (traffic goes via the CPU)."""

@@ -204,10 +204,15 @@ def _check_partitions(gpu, where, fail):
         fail(where + ".xcc_count", "must be 1..%d, got %d" % (MAX_XCP, gpu.xcc_count))
     count = gpu.partition_count
     if gpu.xcc_count % count or gpu.compute_units % count:
-        fail(where + ".compute_partition", "%s does not split %d XCCs and %d CUs evenly" % (compute, gpu.xcc_count, gpu.compute_units))
+        fail(
+            where + ".compute_partition",
+            "%s does not split %d XCCs and %d CUs evenly" % (compute, gpu.xcc_count, gpu.compute_units),
+        )
     if memory is not None and count % MEMORY_PARTITIONS_OF_MODE[memory]:
         # KFD_XCP_MEMORY_SIZE: each memory partition is shared by whole compute partitions (no SPX/NPS4).
-        fail(where + ".memory_partition", "%s with %s: %d partitions cannot share %s" % (compute, memory, count, memory))
+        fail(
+            where + ".memory_partition", "%s with %s: %d partitions cannot share %s" % (compute, memory, count, memory)
+        )
 
 
 def _xgmi_links(spec, gpu_count, fail):

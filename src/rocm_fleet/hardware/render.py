@@ -36,6 +36,13 @@ and need every KFD node's ``p2p_links`` directory (``render_kfd.py``). What they
 take from DRM or KFD ioctls instead, which no rendered tree can answer, is listed
 per tool version in ``tool_limits.py`` and checked by
 tests/integration/test_tool_crosscheck.py.
+
+A partitioned GPU (``Profile.partitions()``, e.g. mi300x-8-cpx-nps4) has the
+partition files under its PCI device (current_/available_compute_partition,
+current_/available_memory_partition), its partition 0's card and render node
+below it, and every further DRM slot on a ``devices/platform/amdgpu_xcp.N``
+platform device with no other files, as amdxcp registers them (real layout:
+a 4x MI300A node lists amdgpu_xcp.0-27, card1/renderD129 on amdgpu_xcp.0).
 """
 
 from __future__ import annotations
