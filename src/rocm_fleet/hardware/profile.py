@@ -23,6 +23,9 @@ import yaml
 from rocm_fleet.hardware.model import (
     BUS_PATTERN,
     GFX_PATTERN,
+    MAX_XCP,
+    MEMORY_PARTITIONS_OF_MODE,
+    PARTITIONS_OF_MODE,
     XGMI_HOP_WEIGHT,
     CpuNode,
     Gpu,
@@ -185,7 +188,31 @@ def _build_gpu(defaults, entry, where, numa_nodes, fail):
         fail(where + ".gfx_target", "must look like gfx942 or gfx90a, got %r" % values["gfx_target"])
     if values["numa_node"] not in numa_nodes:
         fail(where + ".numa_node", "%r is not one of the cpus' NUMA nodes %s" % (values["numa_node"], numa_nodes))
-    return Gpu(**values)
+    gpu = Gpu(**values)
+    _check_partitions(gpu, where, fail)
+    return gpu
+
+
+def _check_partitions(gpu, where, fail):
+    """A compute/memory mode pair the GPU can be in (amdgpu refuses the others)."""
+    compute, memory = gpu.compute_partition, gpu.memory_partition
+    if compute is not None and compute not in (*PARTITIONS_OF_MODE, "CPX"):
+        fail(where + ".compute_partition", "must be one of SPX, DPX, TPX, QPX, CPX, got %r" % compute)
+    if memory is not None and memory not in MEMORY_PARTITIONS_OF_MODE:
+        fail(where + ".memory_partition", "must be one of %s, got %r" % (sorted(MEMORY_PARTITIONS_OF_MODE), memory))
+    if not 1 <= gpu.xcc_count <= MAX_XCP:
+        fail(where + ".xcc_count", "must be 1..%d, got %d" % (MAX_XCP, gpu.xcc_count))
+    count = gpu.partition_count
+    if gpu.xcc_count % count or gpu.compute_units % count:
+        fail(
+            where + ".compute_partition",
+            "%s does not split %d XCCs and %d CUs evenly" % (compute, gpu.xcc_count, gpu.compute_units),
+        )
+    if memory is not None and count % MEMORY_PARTITIONS_OF_MODE[memory]:
+        # KFD_XCP_MEMORY_SIZE: each memory partition is shared by whole compute partitions (no SPX/NPS4).
+        fail(
+            where + ".memory_partition", "%s with %s: %d partitions cannot share %s" % (compute, memory, count, memory)
+        )
 
 
 def _xgmi_links(spec, gpu_count, fail):

@@ -36,6 +36,13 @@ and need every KFD node's ``p2p_links`` directory (``render_kfd.py``). What they
 take from DRM or KFD ioctls instead, which no rendered tree can answer, is listed
 per tool version in ``tool_limits.py`` and checked by
 tests/integration/test_tool_crosscheck.py.
+
+A partitioned GPU (``Profile.partitions()``, e.g. mi300x-8-cpx-nps4) has the
+partition files under its PCI device (current_/available_compute_partition,
+current_/available_memory_partition), its partition 0's card and render node
+below it, and every further DRM slot on a ``devices/platform/amdgpu_xcp.N``
+platform device with no other files, as amdxcp registers them (real layout:
+a 4x MI300A node lists amdgpu_xcp.0-27, card1/renderD129 on amdgpu_xcp.0).
 """
 
 from __future__ import annotations
@@ -48,7 +55,6 @@ from pathlib import Path
 from rocm_fleet.hardware.render_kfd import render_kfd, unique_id
 
 DRM_MAJOR = 226
-RENDER_MINOR_BASE = 128
 # amdkfd registers /dev/kfd with register_chrdev(0, ...): the major is dynamic.
 # 234 is what Debian 12 kernels usually hand out; the lab only needs it to agree
 # with /sys/devices/virtual/kfd/kfd/dev.
@@ -115,8 +121,9 @@ def render_profile(profile, root):
     for name in ("class/drm", "class/hwmon", "bus/pci/devices", "devices/system/node"):
         tree.mkdir(name)
     _render_numa(tree, profile)
+    slots = profile.drm_slots() if profile.driver_loaded else {}
     for index, gpu in enumerate(profile.gpus):
-        _render_pci_device(tree, profile, index, gpu)
+        _render_pci_device(tree, profile, index, gpu, slots.get(index))
     nodes = []
     if profile.driver_loaded:
         _render_module(tree, profile)
@@ -124,10 +131,12 @@ def render_profile(profile, root):
         tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
         nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0))
-        for index, _gpu in enumerate(profile.gpus):
-            nodes.append(DeviceNode("/dev/dri/card%d" % index, DRM_MAJOR, index))
-            render_minor = RENDER_MINOR_BASE + index
-            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor))
+        for index in range(len(profile.gpus)):
+            for slot in slots[index]:
+                if slot.platform_device:
+                    _render_xcp_device(tree, slot)
+                nodes.append(DeviceNode("/dev/dri/card%d" % slot.card_minor, DRM_MAJOR, slot.card_minor))
+                nodes.append(DeviceNode("/dev/dri/renderD%d" % slot.render_minor, DRM_MAJOR, slot.render_minor))
     return RenderResult(root, tree.sys_dir, tuple(nodes), tuple(gpu.bus for gpu in profile.gpus))
 
 
@@ -152,7 +161,7 @@ def _render_module(tree, profile):
     tree.link("module/amdgpu/drivers/pci:amdgpu", "../../../bus/pci/drivers/amdgpu")
 
 
-def _render_pci_device(tree, profile, index, gpu):
+def _render_pci_device(tree, profile, index, gpu, slots):
     path = device_dir(gpu)
     cpulist = profile.cpus[gpu.numa_node].cpulist
     ids = "%04X:%04X" % (gpu.vendor_id, gpu.device_id)
@@ -197,7 +206,7 @@ def _render_pci_device(tree, profile, index, gpu):
         files.update(_amdgpu_files(gpu))
         tree.link(path + "/driver", "../../../bus/pci/drivers/amdgpu")
         tree.link("bus/pci/drivers/amdgpu/" + gpu.bus, "../../../../" + path)
-        _render_drm(tree, path, index)
+        _render_drm(tree, path, slots[0])
         _render_hwmon(tree, path, index, gpu)
     for name, text in files.items():
         tree.write("%s/%s" % (path, name), text + "\n")
@@ -261,12 +270,31 @@ def _amdgpu_files(gpu):
         files["current_compute_partition"] = gpu.compute_partition
     if gpu.memory_partition:
         files["current_memory_partition"] = gpu.memory_partition
+    if gpu.available_compute_partitions:
+        files["available_compute_partition"] = gpu.available_compute_partitions
+    if gpu.available_memory_partitions:
+        files["available_memory_partition"] = gpu.available_memory_partitions
     return files
 
 
-def _render_drm(tree, path, index):
-    render_minor = RENDER_MINOR_BASE + index
-    for name, minor in (("card%d" % index, index), ("renderD%d" % render_minor, render_minor)):
+def _render_xcp_device(tree, slot):
+    """A secondary partition's platform device, as amdxcp registers it (platform_device_register_simple,
+    no driver bound): its DRM minors hang below it, not below the PCI device."""
+    path = "devices/platform/" + slot.platform_device
+    tree.write(path + "/uevent", "MODALIAS=platform:%s\n" % slot.platform_device)
+    tree.write(path + "/modalias", "platform:%s\n" % slot.platform_device)
+    tree.write(path + "/driver_override", "(null)\n")
+    tree.link(path + "/subsystem", "../../../bus/platform")
+    tree.mkdir("bus/platform/drivers")
+    tree.link("bus/platform/devices/" + slot.platform_device, "../../../" + path)
+    _render_drm(tree, path, slot)
+
+
+def _render_drm(tree, path, slot):
+    for name, minor in (
+        ("card%d" % slot.card_minor, slot.card_minor),
+        ("renderD%d" % slot.render_minor, slot.render_minor),
+    ):
         node = "%s/drm/%s" % (path, name)
         tree.write(node + "/dev", "%d:%d\n" % (DRM_MAJOR, minor))
         uevent = "MAJOR=%d\nMINOR=%d\nDEVNAME=dri/%s\nDEVTYPE=drm_minor\n" % (DRM_MAJOR, minor, name)
