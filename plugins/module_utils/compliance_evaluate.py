@@ -12,8 +12,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_access import (
+    check_device_access,
+    check_group_unlisted,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_apt import check_apt_pin, check_apt_source
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import CheckError, HostView
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_environment import check_job_environment
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_files import (
     check_directory,
     check_file,
@@ -53,8 +58,12 @@ CHECKERS = {
     "package": check_package,
     "apt_source": check_apt_source,
     "apt_pin": check_apt_pin,
+    "job_environment": check_job_environment,
+    "device_access": check_device_access,
+    "group_unlisted": check_group_unlisted,
 }
-STATUSES = ("pass", "fail", "error", "skipped")
+# warn: a finding that does not fail the host (an unlisted GPU-group member where membership is not exclusive).
+STATUSES = ("pass", "fail", "error", "skipped", "warn")
 assert set(CHECKERS) == set(KIND_FIELDS), "every kind with a schema needs a checker"
 
 
@@ -118,8 +127,8 @@ def summarize(results):
     return counts
 
 
-def evaluate(items, root="/"):
-    """(results, summary) for ``items``, checked under ``root``."""
-    host = HostView(root)
+def evaluate(items, root="/", run=None):
+    """(results, summary) for ``items``, checked under ``root``; ``run`` runs commands on the host (tests)."""
+    host = HostView(root, run=run)
     results = [evaluate_item(item, position, host) for position, item in enumerate(items or [])]
     return results, summarize(results)

@@ -20,6 +20,13 @@ description:
     task prints for the object, so a failing item names the change C(ansible-playbook --check) would report.
   - Reads files with open and stat calls only (one C(rpm -qa) call on RPM hosts), so a whole host costs a fraction
     of a second. Never changes anything.
+  - The C(job_environment) and C(device_access) kinds also run commands on the host, each killed after the item's
+    C(timeout) (10 seconds) and only where O(root) is C(/) and the module runs as root (C(become)). C(job_environment)
+    starts each listed user's login shell (C(runuser -l USER -c 'printf MARKER; exec env -0'), C(su -) where runuser
+    is missing, C(-s /bin/sh) for a nologin shell) or reads C(systemctl show-environment); C(device_access) with
+    C(open=true) runs C(runuser -u USER -- /bin/sh -c 'test -r NODE -a -w NODE ...') once per user. Where a command
+    cannot run, the files it would have read decide what they can and the rest is C(skipped) with a message
+    starting C(unknown:), never C(pass).
   - With O(facts=true) it also reads the GPU facts and the host's OS, kernel and CPU facts in the same call, so a
     caller that rendered the items from earlier facts can confirm that they still hold.
   - An invalid item or one whose state cannot be read becomes a result with status C(error) naming the item and
@@ -36,9 +43,9 @@ options:
         (checked by the module itself, so one bad item is one C(error) result, not a failed task)
       - C(id) (required), a stable check ID such as C(ROCM-ENV-001).
       - C(title), what the item asserts; defaults to its C(id).
-      - C(kind) (required), one of C(apt_pin), C(apt_source), C(device_node), C(directory), C(file), C(file_lines),
-        C(group_exists), C(group_members), C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded),
-        C(package), C(sysctl), C(user_exists).
+      - C(kind) (required), one of C(apt_pin), C(apt_source), C(device_access), C(device_node), C(directory),
+        C(file), C(file_lines), C(group_exists), C(group_members), C(group_unlisted), C(job_environment),
+        C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded), C(package), C(sysctl), C(user_exists).
       - C(role), the role that manages the item; C(label), the label its task prints for the object.
       - C(repair), what repairs the item where no task of a role does (a reboot, a person).
       - C(severity), passed through to the result.
@@ -89,6 +96,11 @@ EXAMPLES = r"""
         role: rocm_fleet.core.kernel
         label: "kernel: kernel.numa_balancing=0"
         expect: {name: kernel.numa_balancing, value: 0}
+      - id: ROCM-ENV-005
+        title: the login shells get no HSA override the GPUs do not need
+        kind: job_environment
+        repair: a person
+        expect: {scope: login, users: [alice], hsa_overrides: {}, gfx_targets: [gfx942], release_dir: /opt/rocm-6.4.1}
       - id: ROCM-BOOT-002
         title: the boot parameters are active in /proc/cmdline
         kind: kernel_cmdline
@@ -132,7 +144,10 @@ results:
       description: As given in the item.
       type: str
     status:
-      description: C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+      description:
+        - C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+        - C(skipped) when the state is not measurable now (the message starts with C(unknown:) and says what could
+          not be seen); C(warn) for a finding that does not fail the host (C(group_unlisted) without C(exclusive)).
       type: str
     expected:
       description: The validated expectation, defaults filled in.
@@ -167,7 +182,7 @@ summary:
   description: Counts of results by status, and C(total).
   returned: always
   type: dict
-  sample: {pass: 41, fail: 2, error: 0, skipped: 0, total: 43}
+  sample: {pass: 41, fail: 2, error: 0, skipped: 0, warn: 0, total: 43}
 ansible_facts:
   description:
     - The C(gpu) fact and the host facts, under the names M(rocm_fleet.core.gpu_facts) gives them.
