@@ -1,4 +1,4 @@
-"""files/smoke/rocm_fleet_gpu_smoke.py as a host runs it: one JSON document on stdout, exit 0, never a traceback.
+"""roles/onboard/files/rocm_fleet_gpu_smoke.py as a host runs it: one JSON document on stdout, exit 0, no traceback.
 
 CI has no PyTorch: these runs put a stand-in ``torch`` package (FAKE_TORCH below, pure Python,
 the few calls the script makes) first on PYTHONPATH, and judge what the script printed with
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils.workload_smoke import smoke_run_verdict
 
-SCRIPT = Path(__file__).resolve().parents[3] / "files" / "smoke" / "rocm_fleet_gpu_smoke.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "roles" / "onboard" / "files" / "rocm_fleet_gpu_smoke.py"
 
 FAKE_TORCH = '''
 import math, os, random, warnings
