@@ -89,11 +89,6 @@ class CheckResult:
     def counts_as_drift(self) -> bool:
         return self.status in ("fail", "error")
 
-    @property
-    def is_finding(self) -> bool:
-        """Anything a reader must see: drift, an unmeasured check, a warning (waived and skipped are not)."""
-        return self.status in ("fail", "error", "unknown", "warn")
-
     def to_dict(self) -> dict:
         return {
             "id": self.id,

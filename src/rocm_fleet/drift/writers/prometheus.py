@@ -27,7 +27,7 @@ TEXTFILE_NAME = "rocm_fleet_drift.prom"
 
 # name -> help text; the order here is the order in the file.
 HOST_METRICS = {
-    "rocm_fleet_host_compliant": "1 when the host matches its inventory and passes every compliance check.",
+    "rocm_fleet_host_compliant": "1 when the host matches its inventory and every compliance check was measured.",
     "rocm_fleet_host_unreachable": "1 when the drift run could not reach the host.",
     "rocm_fleet_host_error": "1 when the host was reached but its checks could not run.",
     "rocm_fleet_host_unverified": "1 when nothing differs on the host but a check could not be measured.",
