@@ -62,8 +62,11 @@ CHECKERS = {
     "device_access": check_device_access,
     "group_unlisted": check_group_unlisted,
 }
+# unknown: a health state that could not be measured (N/A, EINVAL, a max-uint placeholder, an unreadable
+# file), with its reason in the message; never a pass, though not a failure either.
 # warn: a finding that does not fail the host (an unlisted GPU-group member where membership is not exclusive).
-STATUSES = ("pass", "fail", "error", "skipped", "warn")
+# The drift report reads the same statuses (src/rocm_fleet/drift/results.ITEM_STATUSES).
+STATUSES = ("pass", "fail", "error", "skipped", "unknown", "warn")
 assert set(CHECKERS) == set(KIND_FIELDS), "every kind with a schema needs a checker"
 
 

@@ -103,7 +103,7 @@ summary:
   description: Counts of results by status.
   returned: success
   type: dict
-  sample: {pass: 41, fail: 0, error: 0, skipped: 0, warn: 0, total: 41}
+  sample: {pass: 41, fail: 0, error: 0, skipped: 0, unknown: 0, warn: 0, total: 41}
 gpu:
   description: The C(gpu) fact the checks read.
   returned: success

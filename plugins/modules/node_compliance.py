@@ -148,6 +148,8 @@ results:
         - C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
         - C(skipped) when the state is not measurable now (the message starts with C(unknown:) and says what could
           not be seen); C(warn) for a finding that does not fail the host (C(group_unlisted) without C(exclusive)).
+        - C(unknown) when a health state should be measurable but is not (an N/A counter, EINVAL, a placeholder
+          value, an unreadable file); the message gives the reason. It is never a pass.
       type: str
     expected:
       description: The validated expectation, defaults filled in.
@@ -182,7 +184,7 @@ summary:
   description: Counts of results by status, and C(total).
   returned: always
   type: dict
-  sample: {pass: 41, fail: 2, error: 0, skipped: 0, warn: 0, total: 43}
+  sample: {pass: 41, fail: 2, error: 0, skipped: 0, unknown: 0, warn: 0, total: 43}
 ansible_facts:
   description:
     - The C(gpu) fact and the host facts, under the names M(rocm_fleet.core.gpu_facts) gives them.

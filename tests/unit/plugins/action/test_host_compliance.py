@@ -187,7 +187,7 @@ def test_the_gpu_class_checks_run_on_the_controller_after_the_items():
     assert result["results"] == [ITEM_RESULT] + evaluate_gpu(expect, GPU)
     assert [(entry["id"], entry["status"], entry["label"]) for entry in result["results"][1:]] == [
         ("ROCM-DRV-001", "pass", None), ("ROCM-GPU-001", "fail", None)]
-    assert result["summary"] == {"pass": 2, "fail": 1, "error": 0, "skipped": 0, "warn": 0, "total": 3}
+    assert result["summary"] == {"pass": 2, "fail": 1, "error": 0, "skipped": 0, "unknown": 0, "warn": 0, "total": 3}
 
 
 def test_facts_that_changed_since_the_cache_are_decided_from_again_in_a_second_call():

@@ -174,7 +174,8 @@ def test_items_and_facts_in_one_call_within_budget(tmp_path, run_node_compliance
     assert [(entry["role"], entry["label"], entry["repair"]) for entry in result["results"]] == [
         (item["role"], item["label"], None) for item in items
     ]
-    assert result["summary"] == {"pass": 8, "fail": 0, "error": 0, "skipped": 0, "warn": 0, "total": 8}, [
+    assert result["summary"] == {
+        "pass": 8, "fail": 0, "error": 0, "skipped": 0, "unknown": 0, "warn": 0, "total": 8}, [
         entry["message"] for entry in result["results"] if entry["status"] != "pass"
     ]
     # The same call read the GPU and host facts, as gpu_facts names them.
