@@ -168,7 +168,7 @@ def check_device_access(expect, host):
     if problems:
         return failed(actual, "; ".join(problems), action="none")
     if unknown:
-        return {"status": "skipped", "actual": actual, "diff": "", "action": "",
+        return {"status": "unknown", "actual": actual, "diff": "", "action": "",
                 "message": "unknown: %s" % "; ".join(unknown)}
     return passed(actual, "%d user(s) can open %d device node(s)" % (len(expect["users"]), len(nodes)))
 

@@ -480,7 +480,7 @@ def check_job_environment(expect, host):
     if state == FAIL:
         return failed(actual, message, action="none")
     if state == UNKNOWN:
-        return {"status": "skipped", "actual": actual, "message": message, "diff": "", "action": ""}
+        return {"status": "unknown", "actual": actual, "message": message, "diff": "", "action": ""}
     return passed(actual, message)
 
 

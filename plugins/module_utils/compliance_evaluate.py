@@ -117,9 +117,12 @@ def _result(item, status, expected, actual, message, diff="", action=""):
 
 
 def problems(results):
-    """``"<id> <status>: <message>"`` for each result that failed or could not be read: what makes a host differ."""
+    """``"<id> <status>: <message>"`` for each result that failed, could not be read or measured.
+
+    Unknown counts: a gate (onboarding's verify) must not pass a GPU whose health nobody could measure.
+    """
     return ["%s %s: %s" % (result.get("id"), result.get("status"), result.get("message") or "")
-            for result in results or [] if result.get("status") in ("fail", "error")]
+            for result in results or [] if result.get("status") in ("fail", "error", "unknown")]
 
 
 def summarize(results):

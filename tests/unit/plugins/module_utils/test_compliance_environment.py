@@ -144,7 +144,7 @@ def test_nologin_users_get_sh_and_su_stands_in_for_runuser(root):
 def test_without_a_login_shell_the_files_decide_what_they_can_and_the_rest_is_unknown(root):
     # No runner and not the live system: nothing can run.
     result = check(root)
-    assert result["status"] == "skipped"
+    assert result["status"] == "unknown"
     assert result["message"].startswith("unknown: the login shell of alice: %s is not the live system" % root)
     write(root, "/etc/profile.d/zz-site.sh", "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
     result = check(root)
@@ -158,7 +158,7 @@ def test_a_hung_login_shell_is_killed_and_unknown(root):
         return run_live(["sleep", "30"], timeout)
 
     result = check(root, run=hangs, timeout=1)
-    assert result["status"] == "skipped"
+    assert result["status"] == "unknown"
     assert "sleep 30 did not finish within 1s" in result["message"]
 
 
@@ -167,20 +167,20 @@ def test_a_failing_login_shell_is_unknown_with_its_last_line(root):
         return run_live(["sh", "-c", "echo 'runuser: user alice does not exist' >&2; exit 1"], timeout)
 
     result = check(root, run=refuses)
-    assert result["status"] == "skipped"
+    assert result["status"] == "unknown"
     assert "/usr/sbin/runuser -l exited 1: runuser: user alice does not exist" in result["message"]
 
 
 def test_a_user_that_does_not_exist_is_unknown_here(root):
     result = check(root, run=login_runner(root, []), users=["mallory"])
     assert (result["status"], result["message"]) == (
-        "skipped", "unknown: the login shell of mallory: user mallory does not exist; the files read set nothing wrong")
+        "unknown", "unknown: the login shell of mallory: user mallory does not exist; the files read set nothing wrong")
 
 
 def test_the_manager_files_decide_without_systemctl_naming_the_drop_in(root):
     write(root, "/etc/systemd/system.conf.d/rocm-fleet.conf", '[Manager]\nDefaultEnvironment="ROCM_PATH=/opt/rocm"\n')
     result = check(root, item_id="ROCM-ENV-006", scope="service")
-    assert result["status"] == "skipped", result["message"]
+    assert result["status"] == "unknown", result["message"]
     assert result["actual"]["default_environment"] == {"ROCM_PATH": "/etc/systemd/system.conf.d/rocm-fleet.conf:2"}
     # Drop-ins are read in name order: 50-site.conf's ROCM_PATH comes before the role's, which wins.
     write(root, "/etc/systemd/system.conf.d/50-site.conf",
@@ -214,7 +214,7 @@ def test_systemctl_that_cannot_reach_a_manager_is_unknown(root):
     if rc == 0:
         assert result["actual"]["read"] is True and "PATH" in result["actual"]["environment"]
     else:
-        assert result["status"] == "skipped"
+        assert result["status"] == "unknown"
         assert "systemctl show-environment exited %d: %s" % (rc, err.strip().splitlines()[0]) in result["message"]
 
 
