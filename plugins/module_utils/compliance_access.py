@@ -135,7 +135,7 @@ def check_device_access(expect, host):
         except OSError:
             continue
         info[node] = (status, _has_acl(full))
-    problems, unknown, actual = [], [], {"nodes": nodes, "users": {}}
+    problems, unknown, explained, actual = [], [], [], {"nodes": nodes, "users": {}}
     for user in expect["users"]:
         found = user_groups(host, user)
         if found is None:
@@ -152,6 +152,11 @@ def check_device_access(expect, host):
             unknown.append("%s: %s have an ACL, which may grant what the mode denies" % (user, ", ".join(by_acl)))
         for node in denied:
             status = info[node][0]
+            group = host.group_name(status.st_gid)
+            if group in expect["groups"] and group not in entry["groups"]:
+                # The user misses a group the inventory gives them: ROCM-ACCESS-002's finding, reported once.
+                explained.append("%s cannot open %s: not in %s (ROCM-ACCESS-002)" % (user, node, group))
+                continue
             problems.append("%s cannot open %s (%s:%s %04o; %s is in %s)" % (
                 user, node, host.user_name(status.st_uid), host.group_name(status.st_gid),
                 stat.S_IMODE(status.st_mode), user, ", ".join(entry["groups"]) or "no group"))
@@ -161,7 +166,8 @@ def check_device_access(expect, host):
             if answers is None:
                 unknown.append("%s: %s" % (user, reason))
             else:
-                refused = [node for node in sorted(answers) if not answers[node] and node not in denied]
+                refused = [node for node in sorted(answers) if not answers[node] and node not in denied
+                           and not any(line.startswith("%s cannot open %s:" % (user, node)) for line in explained)]
                 problems.extend("%s cannot open %s: the kernel refuses it (test -r -w as %s)" % (user, node, user)
                                 for node in refused)
         actual["users"][user] = entry
@@ -170,6 +176,8 @@ def check_device_access(expect, host):
     if unknown:
         return {"status": "unknown", "actual": actual, "diff": "", "action": "",
                 "message": "unknown: %s" % "; ".join(unknown)}
+    if explained:
+        return {"status": "skipped", "actual": actual, "diff": "", "action": "", "message": "; ".join(explained)}
     return passed(actual, "%d user(s) can open %d device node(s)" % (len(expect["users"]), len(nodes)))
 
 

@@ -104,6 +104,8 @@ KIND_FIELDS = {
     # The listed users can open the device nodes (compliance_access).
     "device_access": {
         "users": _field(LIST, REQUIRED),
+        # The groups the inventory puts the users in: a denial for want of one is ROCM-ACCESS-002's finding.
+        "groups": _field(LIST, []),
         "globs": _field(LIST, ["/dev/kfd", "/dev/dri/renderD*"]),
         "vendor": _field(STR, "0x1002"),
         "open": _field(BOOL, False),

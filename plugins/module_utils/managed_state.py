@@ -46,7 +46,7 @@ EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "devic
 # The fields of a checked-only object that its item's expect takes as they are.
 JOB_ENVIRONMENT_FIELDS = ("scope", "users", "hsa_overrides", "gfx_targets", "rocm_path", "release_dir",
                           "require_rocm_path", "run", "timeout")
-DEVICE_ACCESS_FIELDS = ("users", "globs", "vendor", "open", "timeout")
+DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
 
 
 class ManagedStateError(ValueError):

@@ -66,6 +66,16 @@ def test_members_and_primary_group_users_can_open_others_are_named(root):
     assert access(root, users=["bob"])["status"] == "pass"
 
 
+def test_a_user_denied_for_want_of_a_declared_group_is_the_membership_checks_finding(root):
+    # gpasswd --delete bob render: ROCM-ACCESS-002 fails; this check names it and does not fail a second time.
+    result = access(root, users=["alice", "bob"], groups=["render", "video"])
+    assert result["status"] == "skipped", result["message"]
+    assert result["message"] == ("bob cannot open /dev/dri/renderD128: not in render (ROCM-ACCESS-002); "
+                                 "bob cannot open /dev/kfd: not in render (ROCM-ACCESS-002)")
+    # A group the inventory does not give the users explains nothing: the denial is this check's.
+    assert access(root, users=["bob"], groups=["video"])["status"] == "fail"
+
+
 def test_a_missing_user_and_no_nodes_are_unknown(root):
     assert access(root, users=["dave"])["message"] == "unknown: user dave does not exist"
     result = access(root, users=["alice"], globs=["/dev/nothing*"])
