@@ -49,6 +49,7 @@ def root(tmp_path):
     (tmp_path / "opt/rocm-6.3.3/bin").mkdir(parents=True)
     os.symlink("/opt/rocm-6.4.1", tmp_path / "opt/rocm")
     (tmp_path / "home/alice").mkdir(parents=True)
+    (tmp_path / "run/systemd/system").mkdir(parents=True)  # booted with systemd
     return tmp_path
 
 
@@ -194,6 +195,16 @@ def test_the_manager_files_decide_without_systemctl_naming_the_drop_in(root):
     result = check(root, item_id="ROCM-ENV-006", scope="service")
     assert ("the DefaultEnvironment in effect (ROCM_PATH from /etc/systemd/system.conf.d/zz-site.conf:2) has "
             "ROCM_PATH=/opt/rocm-6.3.3, not the default release") in result["message"]
+
+
+def test_a_host_not_booted_with_systemd_has_no_service_environment_to_check(root):
+    write(root, "/etc/systemd/system.conf.d/50-site.conf", '[Manager]\nDefaultEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    os.rmdir(root / "run/systemd/system")
+    result = check(root, item_id="ROCM-ENV-006", scope="service")
+    assert (result["status"], result["message"]) == (
+        "skipped", "not booted with systemd (no /run/systemd/system): no service manager environment to check")
+    # The login shell is another matter: it is checked all the same.
+    assert check(root, run=login_runner(root, []))["status"] == "pass"
 
 
 def test_user_managers_environment_d_is_read(root):
