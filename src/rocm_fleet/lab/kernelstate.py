@@ -129,8 +129,8 @@ def modules_load_list(root: Path) -> list[str]:
     return names
 
 
-def dkms_amdgpu_version(root: Path) -> str | None:
-    """The version the DKMS-built amdgpu for the running kernel reports, None for the in-tree driver.
+def dkms_amdgpu_version(root: Path, release: str | None = None) -> str | None:
+    """The version the DKMS-built amdgpu for the running (or ``release``) kernel reports, None for the in-tree driver.
 
     Contract with the lab mirror's amdgpu-dkms package: it leaves
     /var/lib/dkms/amdgpu/<dkms ver>/<kernel>/x86_64/module/amdgpu.ko and
@@ -138,7 +138,7 @@ def dkms_amdgpu_version(root: Path) -> str | None:
     the module's own version (6.16.13 for dkms 6.16.13-2327507.24.04), as modinfo and
     /sys/module/amdgpu/version show it. A stub without one reports the dkms version.
     """
-    release = os.uname().release
+    release = release or os.uname().release
     if not any((root / "usr/lib/modules" / release / "updates/dkms").glob("amdgpu.ko*")):
         return None
     built = sorted(
