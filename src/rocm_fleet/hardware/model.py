@@ -92,6 +92,8 @@ class Gpu:
     # ((block, ue, ce)), amdgpu's probe failing (the PCI function stays, nothing of amdgpu appears).
     current_link_speed: str | None = None
     current_link_width: int | None = None
+    # power_dpm_force_performance_level: link speed is only at its maximum under "high" or "profile_peak".
+    performance_level: str = "auto"
     ras_errors: tuple = ()
     init_failed: bool = False
 
@@ -146,6 +148,8 @@ class Link:
 
     type: str
     weight: int
+    # xgmi_num_links between the pair: physical XGMI links (0: reached over other GPUs, 2 hops).
+    physical_links: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,6 +168,8 @@ class Profile:
     # The GPU whose last partitions find no DRM minor left (None: the last one probed).
     short_gpu: int | None = None
     # "bios" (no /sys/firmware/efi) or "uefi"; Secure Boot state and the MOK list shim mirrors (DER certificates).
+    # Whether the GPUs form an XGMI hive (amdgpu's xgmi_* files), also after a fault took links down.
+    xgmi_hive: bool = False
     boot_firmware: str = "bios"
     secure_boot: bool = False
     mok_certificates: tuple = ()

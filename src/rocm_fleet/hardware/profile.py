@@ -130,6 +130,7 @@ def profile_from_dict(data, origin="<profile>"):
         links=_xgmi_links(data.get("xgmi"), len(gpus), fail),
         sources=dict(data.get("sources") or {}),
         boot_firmware=boot_firmware,
+        xgmi_hive=bool(data.get("xgmi")),
     )
 
 
@@ -279,5 +280,6 @@ def _xgmi_links(spec, gpu_count, fail):
             fail(where, "GPU indices must differ and be below %d, got %s" % (gpu_count, pair["gpus"]))
         if frozenset((i, j)) in links:
             fail(where, "link %d-%d listed twice" % (i, j))
-        links[frozenset((i, j))] = Link("XGMI", _int(pair.get("weight", XGMI_HOP_WEIGHT), where + ".weight", fail, 1))
+        weight = _int(pair.get("weight", XGMI_HOP_WEIGHT), where + ".weight", fail, 1)
+        links[frozenset((i, j))] = Link("XGMI", weight, _int(pair.get("links", 1), where + ".links", fail))
     return links

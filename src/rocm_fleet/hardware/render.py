@@ -53,7 +53,7 @@ import struct
 from pathlib import Path
 
 from rocm_fleet.hardware.render_efi import render_efi
-from rocm_fleet.hardware.render_health import health_files
+from rocm_fleet.hardware.render_health import health_files, xgmi_num_links
 from rocm_fleet.hardware.render_kfd import render_kfd, unique_id
 
 DRM_MAJOR = 226
@@ -211,6 +211,8 @@ def _render_pci_device(tree, profile, index, gpu, slots):
         files.update(_amdgpu_files(gpu))
         for name, text in health_files(gpu).items():
             tree.write("%s/%s" % (path, name), text)
+        if profile.xgmi_hive:
+            tree.write(path + "/xgmi_num_links", xgmi_num_links(profile, index))
         tree.link(path + "/driver", "../../../bus/pci/drivers/amdgpu")
         tree.link("bus/pci/drivers/amdgpu/" + gpu.bus, "../../../../" + path)
         _render_drm(tree, path, slots[0])
@@ -263,7 +265,7 @@ def _amdgpu_files(gpu):
         "gpu_busy_percent": "0",
         "unique_id": "%016x" % unique_id(gpu),
         "product_name": gpu.product,
-        "power_dpm_force_performance_level": "auto",
+        "power_dpm_force_performance_level": gpu.performance_level,
         "pp_sclk_od": "0",
         "pp_mclk_od": "0",
         "pp_dpm_sclk": "0: 500Mhz *\n1: 1700Mhz\n2: 2100Mhz",

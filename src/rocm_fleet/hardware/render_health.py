@@ -8,7 +8,10 @@ Formats as amdgpu writes them (drivers/gpu/drm/amd/amdgpu):
   6.10 add ``de:``, the lab renders the older two-line form), block names as
   ``ras_block_string[]`` spells them. A GPU without RAS (Radeon) has no ``ras/`` at all.
 * ``fw_version/<name>_fw_version``: ``0x%08x`` (amdgpu_ucode.c FW_VERSION_ATTR); the names are
-  the attribute names there (smc = pm.fw_version, the PMFW that amd-smi prints as PM).
+  the attribute names there (smc = pm.fw_version, the PMFW that amd-smi prints as PM; pldm =
+  firmware.pldm_version, amd-smi's PLDM_BUNDLE).
+* ``xgmi_num_links`` of a GPU in an XGMI hive: ``%02x `` per GPU of the hive, then a newline
+  (amdgpu_xgmi.c amdgpu_xgmi_show_num_links; its own entry 00).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ RAS_BLOCKS = (
 # The fw_attrs[] of amdgpu_ucode.c (without the _fw_version suffix).
 FIRMWARE_NAMES = (
     "vce", "uvd", "mc", "me", "pfp", "ce", "rlc", "rlc_srlc", "rlc_srlg", "rlc_srls", "mec", "mec2", "imu",
-    "sos", "asd", "ta_ras", "ta_xgmi", "smc", "sdma", "sdma2", "vcn", "dmcu", "mes", "mes_kiq",
+    "sos", "asd", "ta_ras", "ta_xgmi", "smc", "sdma", "sdma2", "vcn", "dmcu", "mes", "mes_kiq", "pldm",
 )  # fmt: skip
 
 
@@ -60,3 +63,12 @@ def health_files(gpu):
     for name, version in gpu.firmware:
         files["fw_version/%s_fw_version" % name] = "0x%08x\n" % version
     return files
+
+
+def xgmi_num_links(profile, index):
+    """The GPU's xgmi_num_links line: physical links to each GPU of the hive (0 where a link is down)."""
+    counts = []
+    for peer in range(len(profile.gpus)):
+        link = profile.link(index, peer) if peer != index else None
+        counts.append(link.physical_links if link is not None and link.type == "XGMI" else 0)
+    return "".join("%02x " % count for count in counts) + "\n"

@@ -7,7 +7,8 @@ import argparse
 from rocm_fleet.lab import faults_boot, faults_env, faults_health
 
 USAGE = (
-    "pcie-link --gpu N [--width W] [--speed '8.0 GT/s PCIe'] | ras --gpu N --block B [--ue U] [--ce C] | "
+    "pcie-link --gpu N [--width W] [--speed '8.0 GT/s PCIe'] [--performance-level high] | "
+    "ras --gpu N --block B [--ue U] [--ce C] | "
     "firmware --gpu N --fw NAME --version V | init-failure --gpu N | new-kernel [--version K] [--with-amdgpu] | "
     "secure-boot on|off [--enroll-dkms-key] | amdgpu-signature signed|unsigned | foreign-env [--value V] | "
     "unlisted-member --user NAME [--group render]"
@@ -22,6 +23,11 @@ def _parser(fault: str) -> argparse.ArgumentParser:
         case "pcie-link":
             parser.add_argument("--width", type=int, help="trained width (default: the maximum)")
             parser.add_argument("--speed", help="trained speed as sysfs prints it (default: the maximum)")
+            parser.add_argument(
+                "--performance-level",
+                choices=("auto", "low", "high", "manual", "profile_peak"),
+                help="power_dpm_force_performance_level too (readers judge speed only at high/profile_peak)",
+            )
         case "ras":
             parser.add_argument("--block", required=True, help="RAS block as amdgpu names it (umc, sdma, gfx, ...)")
             parser.add_argument("--ue", type=int, default=0, help="uncorrectable errors")
@@ -56,7 +62,7 @@ def run(host, fault: str, arguments: list[str]) -> str:
     options = _parser(fault).parse_args(arguments)
     match fault:
         case "pcie-link":
-            faults_health.degrade_pcie_link(host, options.gpu, options.width, options.speed)
+            faults_health.degrade_pcie_link(host, options.gpu, options.width, options.speed, options.performance_level)
         case "ras":
             faults_health.ras_errors(host, options.gpu, options.block, options.ue, options.ce)
         case "firmware":

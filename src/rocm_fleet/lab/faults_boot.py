@@ -67,19 +67,23 @@ def amdgpu_signature(host: LabHost, signed: bool) -> list[str]:
 
 
 def dkms_module_files(host: LabHost) -> list:
-    root = host.root
-    return sorted(root.glob("var/lib/dkms/amdgpu/*/*/*/module/amdgpu.ko*")) + sorted(
-        root.glob("usr/lib/modules/*/updates/dkms/amdgpu.ko*")
-    )
+    """The built DKMS amdgpu modules (/var/lib/dkms/amdgpu/<ver>/<k>/<arch>/module/amdgpu.ko*)."""
+    return sorted(host.root.glob("var/lib/dkms/amdgpu/*/*/*/module/amdgpu.ko*"))
 
 
 def _sign_all(host: LabHost, signed: bool) -> list[str]:
+    """Sign (or strip) each built module, then install it again: dkms signs the built module and copies
+    it, so the installed file stays byte-identical (dkms status: "Differences between built and installed")."""
     key, certificate = host.root / modsign.DKMS_KEY, host.root / modsign.DKMS_CERTIFICATE
     changed = []
-    for path in dkms_module_files(host):
-        data = path.read_bytes()
-        path.write_bytes(modsign.sign(data, key, certificate) if signed else modsign.split_signature(data)[0])
-        changed.append("/" + str(path.relative_to(host.root)))
+    for built in dkms_module_files(host):
+        data = built.read_bytes()
+        built.write_bytes(modsign.sign(data, key, certificate) if signed else modsign.split_signature(data)[0])
+        changed.append("/" + str(built.relative_to(host.root)))
+        installed = host.root / "usr/lib/modules" / built.parents[2].name / "updates/dkms" / built.name
+        if installed.is_file():
+            installed.write_bytes(built.read_bytes())
+            changed.append("/" + str(installed.relative_to(host.root)))
     return changed
 
 

@@ -35,7 +35,9 @@ def _record(host: LabHost, key: str, entry, replaces=None) -> None:
     ask_supervisor(host, {"action": "rerender"})
 
 
-def degrade_pcie_link(host: LabHost, index: int, width: int | None, speed: str | None) -> None:
+def degrade_pcie_link(
+    host: LabHost, index: int, width: int | None, speed: str | None, performance_level: str | None = None
+) -> None:
     gpu = _gpu(host, load_faults(host), index)
     width = width or gpu.pcie_width
     speed = speed or gpu.pcie_speed
@@ -43,7 +45,10 @@ def degrade_pcie_link(host: LabHost, index: int, width: int | None, speed: str |
         raise FaultError(f"a PCIe link trains at one of {', '.join(LINK_SPEEDS)} and x{LINK_WIDTHS}")
     if LINK_SPEEDS.index(speed) > LINK_SPEEDS.index(gpu.pcie_speed) or width > gpu.pcie_width:
         raise FaultError(f"GPU {index}'s link maximum is {gpu.pcie_speed} x{gpu.pcie_width}")
-    _record(host, "pcie_links", {"gpu": index, "speed": speed, "width": width}, lambda old: old["gpu"] == index)
+    entry = {"gpu": index, "speed": speed, "width": width}
+    if performance_level:
+        entry["performance_level"] = performance_level
+    _record(host, "pcie_links", entry, lambda old: old["gpu"] == index)
 
 
 def ras_errors(host: LabHost, index: int, block: str, ue: int, ce: int) -> None:
@@ -59,16 +64,21 @@ def ras_errors(host: LabHost, index: int, block: str, ue: int, ce: int) -> None:
     _record(host, "ras_errors", entry, lambda old: (old["gpu"], old["block"]) == (index, block))
 
 
-def parse_firmware_version(text: str) -> int:
-    """0x00558103, 5603587, or amd-smi's dotted bytes 00.85.129.03 (decimal per byte, as it prints PM)."""
-    if re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", text):
-        parts = [int(part) for part in text.split(".")]
+# amd-smi prints these 4 bytes dotted in decimal (PM 00.85.129.03, VCN 09.11.80.15), the others in hex
+# (PLDM_BUNDLE 01.25.03.12 = 0x01250312, TA_RAS 1B.36.02.1A).
+DOTTED_DECIMAL = ("smc", "vcn")
+
+
+def parse_firmware_version(text: str, fw: str = "smc") -> int:
+    """0x00558103, 5603587, or amd-smi's dotted bytes (00.85.129.03 for smc, 01.25.03.12 for pldm)."""
+    if re.fullmatch(r"[0-9A-Fa-f]{1,3}(\.[0-9A-Fa-f]{1,3}){3}", text):
+        parts = [int(part, 10 if fw in DOTTED_DECIMAL else 16) for part in text.split(".")]
         if max(parts) < 256:
             return int.from_bytes(bytes(parts), "big")
     try:
         value = int(text, 0)
     except ValueError:
-        raise FaultError(f"firmware version {text!r}: give 0x%08x, a number or amd-smi's 00.85.129.03") from None
+        raise FaultError(f"firmware version {text!r}: give 0x%08x, a number or amd-smi's dotted form") from None
     if not 0 <= value < 2**32:
         raise FaultError("a firmware version is 32 bits")
     return value
@@ -78,7 +88,7 @@ def old_firmware(host: LabHost, index: int, fw: str, version: str) -> int:
     _gpu(host, load_faults(host), index)
     if fw not in FIRMWARE_NAMES:
         raise FaultError(f"{fw!r} is not an amdgpu fw_version name ({', '.join(FIRMWARE_NAMES)})")
-    value = parse_firmware_version(version)
+    value = parse_firmware_version(version, fw)
     _record(
         host, "firmware", {"gpu": index, "fw": fw, "version": value}, lambda old: (old["gpu"], old["fw"]) == (index, fw)
     )

@@ -2,7 +2,8 @@
 
 Keys of faults.json, GPU indexes in the numbering after ``removed_gpus``:
 
-* ``pcie_links``: [{gpu, speed, width}]: the link trained at that speed and width (max unchanged)
+* ``pcie_links``: [{gpu, speed, width[, performance_level]}]: the link trained at that speed and width
+  (max unchanged); power_dpm_force_performance_level set too when given (speed counts at "high")
 * ``ras_errors``: [{gpu, block, ue, ce}]: the block's error counters
 * ``firmware``: [{gpu, fw, version}]: fw_version/<fw>_fw_version
 * ``init_failed_gpus``: [gpu]: amdgpu's probe failed on it
@@ -27,7 +28,10 @@ def vendor_certificate_der() -> bytes:
 
 def apply_health_faults(profile, faults: dict):
     for link in faults.get("pcie_links", []):
-        profile = profile.with_gpu(link["gpu"], current_link_speed=link["speed"], current_link_width=link["width"])
+        level = link.get("performance_level", profile.gpus[_index(profile, link["gpu"])].performance_level)
+        profile = profile.with_gpu(
+            link["gpu"], current_link_speed=link["speed"], current_link_width=link["width"], performance_level=level
+        )
     for entry in faults.get("ras_errors", []):
         gpu = profile.gpus[_index(profile, entry["gpu"])]
         errors = [error for error in gpu.ras_errors if error[0] != entry["block"]]

@@ -49,14 +49,19 @@ def snapshot_proc_sys(destination: Path, source: Path = Path("/proc/sys")) -> No
     building.rename(destination)
 
 
-def fresh_proc_sys(snapshot: Path, destination: Path, hostname: str) -> str:
-    """Start a boot's /proc/sys from the snapshot; return the new boot_id."""
+def fresh_proc_sys(snapshot: Path, destination: Path, hostname: str, release: str | None = None) -> str:
+    """Start a boot's /proc/sys from the snapshot; return the new boot_id.
+
+    ``release``: the kernel this boot runs (kernel/osrelease); ``uname -r`` stays the machine's.
+    """
     shutil.rmtree(destination, ignore_errors=True)
     shutil.copytree(snapshot, destination)
     boot_id = str(uuid.uuid4())
     (destination / "kernel" / "random").mkdir(parents=True, exist_ok=True)
     (destination / "kernel" / "random" / "boot_id").write_text(boot_id + "\n")
     (destination / "kernel" / "hostname").write_text(hostname + "\n")
+    if release:
+        (destination / "kernel" / "osrelease").write_text(release + "\n")
     return boot_id
 
 

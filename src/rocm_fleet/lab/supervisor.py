@@ -65,11 +65,12 @@ class Supervisor:
         shutil.rmtree(self.control, ignore_errors=True)
         for inbox in ("requests", "replies"):
             (self.control / inbox).mkdir(parents=True)
-        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", self.run_dir / "proc-sys", self.name)
         cmdline = kernelstate.kernel_cmdline(self.root)
-        (self.run_dir / "cmdline").write_text(cmdline + "\n")
         # The kernel this boot runs: grub.cfg's default, which may be one amdgpu has no module for.
         self.kernel = kernels.booted_kernel(cmdline)
+        proc_sys = self.run_dir / "proc-sys"
+        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", proc_sys, self.name, self.kernel)
+        (self.run_dir / "cmdline").write_text(cmdline + "\n")
         has_gpu = hwsys.gpu_count(self.config["profile"], faults) > 0
         loaded = kernelstate.amdgpu_loads_at_boot(self.root, cmdline, has_gpu, faults.get("amdgpu_unloaded", False))
         refusal = self._amdgpu_refusal() if loaded else None

@@ -125,3 +125,27 @@ def test_secure_boot_off_keeps_efivars_with_the_switch_at_zero(tmp_path):
     assert dataclasses.replace(profile).secure_boot is False
     raw = (render(profile, tmp_path) / f"firmware/efi/efivars/SecureBoot-{EFI_GLOBAL_VARIABLE}").read_bytes()
     assert raw == b"\x06\x00\x00\x00\x00"
+
+
+def test_xgmi_num_links_per_hive_gpu_and_after_a_link_goes_down(tmp_path):
+    mi250x = load_profile("mi250x-8gcd")
+    sys_dir = render(mi250x, tmp_path / "mi250x")
+    capture = "00 04 01 00 00 00 02 00"  # CAP mi250x-8gcd_sysfs-drm-xgmi_num_links.txt, GCD 0
+    assert (pci(sys_dir, mi250x.gpus[0]) / "xgmi_num_links").read_text() == capture + " \n"
+    degraded = load_profile("mi300x-8").with_link(0, 4, "PCIE")
+    sys_dir = render(degraded, tmp_path / "mi300x")
+    assert (pci(sys_dir, degraded.gpus[1]) / "xgmi_num_links").read_text() == "01 00 01 01 01 01 01 01 \n"
+    assert (pci(sys_dir, degraded.gpus[0]) / "xgmi_num_links").read_text() == "00 01 01 01 00 01 01 01 \n"
+    assert not (
+        pci(render(load_profile("mi210-4-pcie"), tmp_path / "mi210"), load_profile("mi210-4-pcie").gpus[0])
+        / "xgmi_num_links"
+    ).exists()
+
+
+def test_mi300x_pldm_bundle_and_the_performance_level_of_a_link_fault(tmp_path):
+    faults = {"pcie_links": [{"gpu": 0, "speed": "16.0 GT/s PCIe", "width": 16, "performance_level": "high"}]}
+    profile = apply_health_faults(load_profile("mi300x-8"), faults)
+    device = pci(render(profile, tmp_path), profile.gpus[0])
+    assert (device / "fw_version/pldm_fw_version").read_text() == "0x01250312\n"  # amd-smi: PLDM_BUNDLE 01.25.03.12
+    assert (device / "power_dpm_force_performance_level").read_text() == "high\n"
+    assert (device / "current_link_speed").read_text() == "16.0 GT/s PCIe\n"

@@ -112,6 +112,8 @@ def test_secure_boot_with_unsigned_then_signed_and_enrolled_amdgpu(host, tmp_pat
     assert kernels.amdgpu_refusal(host.root, RELEASE, True, list(profile.mok_certificates)) == modsign.KEY_REJECTED
     cli_faults.run(host, "amdgpu-signature", ["signed"])
     assert module.read_bytes().endswith(modsign.MAGIC)
+    built = host.root / f"var/lib/dkms/amdgpu/{DKMS}/{RELEASE}/x86_64/module/amdgpu.ko"
+    assert built.read_bytes() == module.read_bytes()  # dkms installs a copy of the built module
     assert (host.root / modsign.DKMS_CERTIFICATE).is_file()
     assert kernels.amdgpu_refusal(host.root, RELEASE, True, list(profile.mok_certificates)) == modsign.KEY_REJECTED
     cli_faults.run(host, "secure-boot", ["on", "--enroll-dkms-key"])
@@ -161,3 +163,11 @@ def tree(sys_dir):
         key = str(path.relative_to(sys_dir))
         entries[key] = os.readlink(path) if path.is_symlink() else (path.read_bytes() if path.is_file() else None)
     return entries
+
+
+def test_dotted_firmware_versions_read_as_amd_smi_prints_them():
+    from rocm_fleet.lab.faults_health import parse_firmware_version
+
+    assert parse_firmware_version("00.85.129.03", "smc") == 0x00558103  # PM: decimal bytes
+    assert parse_firmware_version("01.25.03.12", "pldm") == 0x01250312  # PLDM_BUNDLE: hex bytes
+    assert parse_firmware_version("0x00558103", "smc") == parse_firmware_version("5603587", "smc")
