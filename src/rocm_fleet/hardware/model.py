@@ -84,6 +84,18 @@ class Gpu:
     available_memory_partitions: str | None = None
     # XCCs (accelerated compute complexes); > 1 makes the GPU partitionable (MI300X: 8, MI300A: 6).
     xcc_count: int = 1
+    # fw_version/<name>_fw_version values as (name, version) pairs; smc is the PMFW (amd-smi's PM).
+    firmware: tuple = ()
+    # The RAS blocks amdgpu registers, as it names them ("umc, sdma, gfx"); None: no RAS (Radeon), no ras/.
+    ras_blocks: str | None = None
+    # Health as a fault leaves it: the link trained below its maximum, RAS error counts per block
+    # ((block, ue, ce)), amdgpu's probe failing (the PCI function stays, nothing of amdgpu appears).
+    current_link_speed: str | None = None
+    current_link_width: int | None = None
+    # power_dpm_force_performance_level: link speed is only at its maximum under "high" or "profile_peak".
+    performance_level: str = "auto"
+    ras_errors: tuple = ()
+    init_failed: bool = False
 
     @property
     def partitionable(self):
@@ -136,6 +148,8 @@ class Link:
 
     type: str
     weight: int
+    # xgmi_num_links between the pair: physical XGMI links (0: reached over other GPUs, 2 hops).
+    physical_links: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,12 +167,19 @@ class Profile:
     foreign_drm_cards: int = 0
     # The GPU whose last partitions find no DRM minor left (None: the last one probed).
     short_gpu: int | None = None
+    # "bios" (no /sys/firmware/efi) or "uefi"; Secure Boot state and the MOK list shim mirrors (DER certificates).
+    # Whether the GPUs form an XGMI hive (amdgpu's xgmi_* files), also after a fault took links down.
+    xgmi_hive: bool = False
+    boot_firmware: str = "bios"
+    secure_boot: bool = False
+    mok_certificates: tuple = ()
 
     def drm_slots(self):
         """{gpu index: [DrmSlot]} as amdgpu allocates them in probe order; a slot left without a
         primary minor is not created (amdgpu_xcp_dev_alloc: "Skip xcp node #%d when out of drm node
         resource"), and a partition without its slot gets no KFD node either (ROCm/ROCm#4750)."""
-        wanted = [MAX_XCP if gpu.partitionable else 1 for gpu in self.gpus]
+        # A GPU whose probe failed registers no DRM device at all.
+        wanted = [0 if gpu.init_failed else MAX_XCP if gpu.partitionable else 1 for gpu in self.gpus]
         lost = max(0, sum(wanted) + self.foreign_drm_cards - DRM_PRIMARY_MINORS)
         short = len(self.gpus) - 1 if self.short_gpu is None else self.short_gpu
         if lost:
@@ -277,6 +298,13 @@ class Profile:
         if self.link(source.gpu, target.gpu) is not None:
             return Link("XGMI", INTER_SOCKET_PARTITION_WEIGHT)
         return None
+
+    def with_gpu(self, index, **changes):
+        """The server with GPU ``index`` changed (a fault: its link, error counts, firmware, probe)."""
+        self._check_gpu_index(index)
+        gpus = list(self.gpus)
+        gpus[index] = dataclasses.replace(gpus[index], **changes)
+        return dataclasses.replace(self, gpus=tuple(gpus))
 
     def with_driver_loaded(self, loaded):
         return dataclasses.replace(self, driver_loaded=bool(loaded))

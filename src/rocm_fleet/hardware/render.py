@@ -52,6 +52,8 @@ import os
 import struct
 from pathlib import Path
 
+from rocm_fleet.hardware.render_efi import render_efi
+from rocm_fleet.hardware.render_health import health_files, xgmi_num_links
 from rocm_fleet.hardware.render_kfd import render_kfd, unique_id
 
 DRM_MAJOR = 226
@@ -121,6 +123,7 @@ def render_profile(profile, root):
     for name in ("class/drm", "class/hwmon", "bus/pci/devices", "devices/system/node"):
         tree.mkdir(name)
     _render_numa(tree, profile)
+    render_efi(profile, tree.write_bytes)
     slots = profile.drm_slots() if profile.driver_loaded else {}
     for index, gpu in enumerate(profile.gpus):
         _render_pci_device(tree, profile, index, gpu, slots.get(index))
@@ -132,7 +135,7 @@ def render_profile(profile, root):
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
         nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0))
         for index in range(len(profile.gpus)):
-            for slot in slots[index]:
+            for slot in slots[index]:  # none for a GPU whose probe failed
                 if slot.platform_device:
                     _render_xcp_device(tree, slot)
                 nodes.append(DeviceNode("/dev/dri/card%d" % slot.card_minor, DRM_MAJOR, slot.card_minor))
@@ -162,6 +165,8 @@ def _render_module(tree, profile):
 
 
 def _render_pci_device(tree, profile, index, gpu, slots):
+    # A function amdgpu failed to probe keeps its PCI files only: no driver link, DRM, hwmon or amdgpu files.
+    bound = profile.driver_loaded and not gpu.init_failed
     path = device_dir(gpu)
     cpulist = profile.cpus[gpu.numa_node].cpulist
     ids = "%04X:%04X" % (gpu.vendor_id, gpu.device_id)
@@ -192,25 +197,29 @@ def _render_pci_device(tree, profile, index, gpu, slots):
         "numa_node": str(gpu.numa_node),
         "local_cpulist": cpulist,
         "enable": "1",
-        "current_link_speed": gpu.pcie_speed,
+        "current_link_speed": gpu.current_link_speed or gpu.pcie_speed,
         "max_link_speed": gpu.pcie_speed,
-        "current_link_width": str(gpu.pcie_width),
+        "current_link_width": str(gpu.current_link_width or gpu.pcie_width),
         "max_link_width": str(gpu.pcie_width),
-        "uevent": ("DRIVER=amdgpu\n" if profile.driver_loaded else "") + uevent.rstrip("\n"),
+        "uevent": ("DRIVER=amdgpu\n" if bound else "") + uevent.rstrip("\n"),
         # lspci -v reads these next to config: no legacy IRQ (amdgpu uses MSI), no BARs mapped.
         "irq": "0",
         "resource": "\n".join(["0x0000000000000000 0x0000000000000000 0x0000000000000000"] * 13),
     }
     tree.link("bus/pci/devices/" + gpu.bus, "../../../" + path)
-    if profile.driver_loaded:
+    if bound:
         files.update(_amdgpu_files(gpu))
+        for name, text in health_files(gpu).items():
+            tree.write("%s/%s" % (path, name), text)
+        if profile.xgmi_hive:
+            tree.write(path + "/xgmi_num_links", xgmi_num_links(profile, index))
         tree.link(path + "/driver", "../../../bus/pci/drivers/amdgpu")
         tree.link("bus/pci/drivers/amdgpu/" + gpu.bus, "../../../../" + path)
         _render_drm(tree, path, slots[0])
         _render_hwmon(tree, path, index, gpu)
     for name, text in files.items():
         tree.write("%s/%s" % (path, name), text + "\n")
-    tree.write_bytes(path + "/config", pci_config_header(gpu, profile.driver_loaded))
+    tree.write_bytes(path + "/config", pci_config_header(gpu, bound))
 
 
 def pci_config_header(gpu, driver_loaded):
@@ -256,12 +265,17 @@ def _amdgpu_files(gpu):
         "gpu_busy_percent": "0",
         "unique_id": "%016x" % unique_id(gpu),
         "product_name": gpu.product,
-        "power_dpm_force_performance_level": "auto",
+        "power_dpm_force_performance_level": gpu.performance_level,
         "pp_sclk_od": "0",
         "pp_mclk_od": "0",
         "pp_dpm_sclk": "0: 500Mhz *\n1: 1700Mhz\n2: 2100Mhz",
         "pp_dpm_mclk": "0: 900Mhz\n1: 1300Mhz *",
-        "pp_dpm_pcie": "0: %s, x%d %s *" % (gpu.pcie_speed.split()[0] + "GT/s,", gpu.pcie_width, "619Mhz"),
+        "pp_dpm_pcie": "0: %s, x%d %s *"
+        % (
+            (gpu.current_link_speed or gpu.pcie_speed).split()[0] + "GT/s,",
+            gpu.current_link_width or gpu.pcie_width,
+            "619Mhz",
+        ),
         # rocm_smi_lib skips cards without it; rocm-smi 5.2.3 --showproductname crashes when it is empty.
         "vbios_version": gpu.vbios_version,
     }

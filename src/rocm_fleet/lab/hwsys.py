@@ -31,15 +31,16 @@ BASIC_DEVICES = {  # name: (major, minor, mode)
 
 
 def load_faulted_profile(profile_name: str, faults: dict):
-    """The profile after the host's injected faults (GPU gone, XGMI link down)."""
+    """The profile after the host's injected faults (GPU gone, XGMI link down, health and boot faults)."""
     from rocm_fleet.hardware.profile import load_profile
+    from rocm_fleet.lab.health_state import apply_health_faults
 
     profile = load_profile(profile_name)
     for index in faults.get("removed_gpus", []):
         profile = profile.without_gpu(index)
     for first, second in faults.get("degraded_links", []):
         profile = profile.with_link(first, second, "PCIE")
-    return profile
+    return apply_health_faults(profile, faults)
 
 
 def gpu_count(profile_name: str, faults: dict) -> int:

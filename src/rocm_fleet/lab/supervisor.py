@@ -24,7 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
-from rocm_fleet.lab import hwsys, kernelstate, paths
+from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, paths
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
@@ -54,6 +54,7 @@ class Supervisor:
         self.child: subprocess.Popen | None = None
         self.modules: list[str] = []
         self.amdgpu: dict | None = None
+        self.kernel = kernels.machine_kernel()
         self.status: dict = {}
 
     # -- boot ---------------------------------------------------------------
@@ -64,11 +65,16 @@ class Supervisor:
         shutil.rmtree(self.control, ignore_errors=True)
         for inbox in ("requests", "replies"):
             (self.control / inbox).mkdir(parents=True)
-        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", self.run_dir / "proc-sys", self.name)
         cmdline = kernelstate.kernel_cmdline(self.root)
+        # The kernel this boot runs: grub.cfg's default, which may be one amdgpu has no module for.
+        self.kernel = kernels.booted_kernel(cmdline)
+        proc_sys = self.run_dir / "proc-sys"
+        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", proc_sys, self.name, self.kernel)
         (self.run_dir / "cmdline").write_text(cmdline + "\n")
         has_gpu = hwsys.gpu_count(self.config["profile"], faults) > 0
         loaded = kernelstate.amdgpu_loads_at_boot(self.root, cmdline, has_gpu, faults.get("amdgpu_unloaded", False))
+        refusal = self._amdgpu_refusal() if loaded else None
+        loaded = loaded and refusal is None
         self.amdgpu = self._amdgpu_state(cmdline) if loaded else None
         self.modules = kernelstate.boot_modules(self.root, loaded)
         self._write_modules()
@@ -91,6 +97,8 @@ class Supervisor:
             "booted_at": time.time(),
             "cmdline": cmdline,
             "amdgpu_loaded": loaded,
+            "amdgpu_refused": refusal,
+            "kernel": self.kernel,
             "supervisor_pid": os.getpid(),
             "unshare_pid": self.child.pid,
             "port": self.config["port"],
@@ -106,7 +114,13 @@ class Supervisor:
         for option in extra_options:
             key, _, value = option.partition("=")
             options[key] = value
-        return {"version": kernelstate.dkms_amdgpu_version(self.root), "options": options}
+        return {"version": kernelstate.dkms_amdgpu_version(self.root, self.kernel), "options": options}
+
+    def _amdgpu_refusal(self) -> str | None:
+        """modprobe's message when amdgpu cannot load into this boot's kernel (no module, rejected key)."""
+        profile = hwsys.load_faulted_profile(self.config["profile"], hwsys.read_json(self.dir / "faults.json", {}))
+        trusted = health_state.trusted_module_keys(profile)
+        return kernels.amdgpu_refusal(self.root, self.kernel, profile.secure_boot, trusted)
 
     def _render(self) -> list[dict]:
         faults = hwsys.read_json(self.dir / "faults.json", {})
@@ -161,7 +175,7 @@ class Supervisor:
                     hwsys.gpu_count(self.config["profile"], faults) > 0,
                     faults.get("amdgpu_unloaded", False),
                 )
-                self._set_amdgpu(wanted, [])
+                self._set_amdgpu(wanted and self._amdgpu_refusal() is None, [])
             hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
             return {"rc": 0}
         if action == "udev-trigger":
@@ -192,6 +206,9 @@ class Supervisor:
                 "rc": 1,
                 "stderr": f"modprobe: ERROR: Error running install command '{command}' for module {module}\n",
             }
+        refusal = self._amdgpu_refusal() if module == kernelstate.AMDGPU else None
+        if refusal:
+            return {"rc": 1, "stderr": refusal + "\n"}
         if not dry_run:
             if module == kernelstate.AMDGPU:
                 self._set_amdgpu(True, options)
