@@ -198,7 +198,8 @@ def test_the_manager_files_decide_without_systemctl_naming_the_drop_in(root):
 
 
 def test_a_host_not_booted_with_systemd_has_no_service_environment_to_check(root):
-    write(root, "/etc/systemd/system.conf.d/50-site.conf", '[Manager]\nDefaultEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    write(root, "/etc/systemd/system.conf.d/50-site.conf",
+          '[Manager]\nDefaultEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
     os.rmdir(root / "run/systemd/system")
     result = check(root, item_id="ROCM-ENV-006", scope="service")
     assert (result["status"], result["message"]) == (
