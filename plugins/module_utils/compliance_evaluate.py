@@ -63,7 +63,10 @@ CHECKERS = {
     "group_unlisted": check_group_unlisted,
 }
 # warn: a finding that does not fail the host (an unlisted GPU-group member where membership is not exclusive).
-STATUSES = ("pass", "fail", "error", "skipped", "warn")
+# unknown: the state cannot be told (N/A, EINVAL, a max-uint placeholder, an unreadable file): never a pass.
+STATUSES = ("pass", "fail", "error", "skipped", "warn", "unknown")
+# What makes a host differ: compliance_fail_on_drift fails on these.
+PROBLEM_STATUSES = ("fail", "error", "unknown")
 assert set(CHECKERS) == set(KIND_FIELDS), "every kind with a schema needs a checker"
 
 
@@ -114,9 +117,9 @@ def _result(item, status, expected, actual, message, diff="", action=""):
 
 
 def problems(results):
-    """``"<id> <status>: <message>"`` for each result that failed or could not be read: what makes a host differ."""
+    """``"<id> <status>: <message>"`` for each result that failed, errored or is unknown: what makes a host differ."""
     return ["%s %s: %s" % (result.get("id"), result.get("status"), result.get("message") or "")
-            for result in results or [] if result.get("status") in ("fail", "error")]
+            for result in results or [] if result.get("status") in PROBLEM_STATUSES]
 
 
 def summarize(results):

@@ -120,7 +120,7 @@ def test_unlisted_members_are_a_warning_unless_exclusive(root):
 def test_a_warning_is_counted_apart(root):
     items = [{"id": "ROCM-ACCESS-006", "kind": "group_unlisted", "expect": {"group": "render", "members": ["alice"]}}]
     _results, summary = evaluate(items, str(root))
-    assert summary == {"pass": 0, "fail": 0, "error": 0, "skipped": 0, "warn": 1, "total": 1}
+    assert summary == {"pass": 0, "fail": 0, "error": 0, "skipped": 0, "warn": 1, "unknown": 0, "total": 1}
 
 
 def test_unlisted_members_decision():
