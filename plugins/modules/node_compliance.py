@@ -72,9 +72,10 @@ options:
         this same call from sysfs, efivars, /boot, /var/lib/dkms and the module directories under O(root); no
         command runs. Null leaves them out.
       - Keys, as M(rocm_fleet.core.host_compliance) builds them from the class data, C(ce_threshold) (int),
-        C(ras) (bool, the class has RAS counters), C(firmware) (C({FW_ID: {min, source}})), C(xgmi)
-        (C({peers}) or null), C(dkms) (bool), C(kernel_max), C(module_version) and C(skip) (check IDs);
-        see C(docs/compliance-checks.md).
+        C(ras) (bool, the class has RAS counters), C(firmware) (the class's minimums by FW_ID, each with C(min) and
+        C(source)), C(xgmi) (a mapping with C(peers), or null), C(dkms) (bool), C(kernel_max), C(module_version),
+        C(skip) (check IDs) and C(before_install) (preflight, ROCM-KERN-003 judges whether a module DKMS would
+        build now could load); see C(docs/compliance-checks.md).
     type: dict
   root:
     description:
