@@ -4,7 +4,7 @@
 """Read what the GPU health checks judge, per AMD GPU PCI function, from sysfs under ``root``.
 
 read_gpus(root) gives one record per AMD display/accelerator PCI function
-(vendor 0x1002, class 0x03xxxx or 0x12xxxx), in PCI bus order (its ``index``):
+(vendor 0x1002, class 0x03xxxx or 0x12xxxx), in PCI bus order, ``index`` as the gpu fact's:
 ``{index, bus, device, driver, link, perf_level, ras, firmware, vbios, xgmi_links}``.
 Only open/read/listdir calls; what cannot be read is None or the reason text,
 never an exception (the judging lives in compliance_health). Files, all as amdgpu
@@ -140,13 +140,26 @@ def _xgmi_row(path):
         return "xgmi_num_links is not a row of link counts: %r" % text[:60]
 
 
+def _card(path):
+    """The DRM card number of a function (its drm/cardN), or None: amdgpu made no DRM device for it."""
+    cards = [name[4:] for name in listdir(os.path.join(path, "drm")) if name[4:].isdigit() and name[:4] == "card"]
+    return min(int(card) for card in cards) if cards else None
+
+
 def read_gpus(root="/"):
-    """The health readings of every AMD GPU PCI function under ``root`` (see the module docstring)."""
+    """The health readings of every AMD GPU PCI function under ``root`` (see the module docstring).
+
+    ``index`` is the gpu fact's (gpu_sysfs, as rocm_smi_lib): the functions with a DRM card in card
+    order, None for one without (on a partitioned GPU: the physical GPU's index).
+    """
+    functions = [(bus, path, _card(path)) for bus, path in gpu_functions(root)]
+    carded = sorted((card, bus) for bus, _path, card in functions if card is not None)
+    indexes = dict((bus, index) for index, (_card_number, bus) in enumerate(carded))
     gpus = []
-    for index, (bus, path) in enumerate(gpu_functions(root)):
+    for bus, path, _card_number in functions:
         texts = [read_text(os.path.join(path, name))[0] for name in LINK_FILES]
         gpus.append({
-            "index": index,
+            "index": indexes.get(bus),
             "bus": bus,
             "device": _value(os.path.join(path, "device")),
             "driver": _driver(path),

@@ -39,7 +39,7 @@ def link(root, path, to):
 
 
 def gpu(root, bus, device="0x74a1", klass="0x120000", driver="amdgpu", width=16, speed="32.0 GT/s PCIe",
-        ras=True, pldm=0x01250312, pmfw=0x00558203, xgmi=None, perf="auto"):
+        ras=True, pldm=0x01250312, pmfw=0x00558203, xgmi=None, perf="auto", card=None):
     base = "/sys/bus/pci/devices/%s" % bus
     for name, value in (("vendor", "0x1002"), ("device", device), ("class", klass),
                         ("current_link_speed", speed), ("max_link_speed", "32.0 GT/s PCIe"),
@@ -48,6 +48,8 @@ def gpu(root, bus, device="0x74a1", klass="0x120000", driver="amdgpu", width=16,
         write(root, "%s/%s" % (base, name), value + "\n")
     if driver:
         link(root, base + "/driver", "../../../bus/pci/drivers/%s" % driver)
+        card = card if card is not None else int(bus.split(":")[1], 16) // 0x10  # the tests' buses: 0x05 + 0x10 * n
+        (Path(root) / base.lstrip("/") / "drm" / ("card%d" % card)).mkdir(parents=True, exist_ok=True)
     if ras:
         write(root, base + "/ras/features", "feature mask: 0x3fff\n")
         for block in RAS_BLOCKS:

@@ -37,14 +37,15 @@ def test_xgmi_rows_of_the_mi250x_capture(tmp_path):
     assert {len([n for n in g["xgmi_links"] if n]) for g in gpus} == {3}  # every GCD: 3 direct peers
 
 
-def test_only_amd_display_and_accelerator_functions_in_bus_order(tmp_path):
+def test_only_amd_display_and_accelerator_functions_indexed_as_the_gpu_fact(tmp_path):
     tree.gpu(tmp_path, "0000:c1:00.0")
     tree.gpu(tmp_path, "0000:03:00.0", klass="0x030000", driver=None, ras=False)
     tree.write(tmp_path, "/sys/bus/pci/devices/0000:03:00.1/vendor", "0x1002\n")
     tree.write(tmp_path, "/sys/bus/pci/devices/0000:03:00.1/class", "0x040300\n")  # its HDMI audio
     gpus = read_gpus(str(tmp_path))
+    # In bus order; the index is the gpu fact's: DRM card order, None without a card.
     assert [(g["index"], g["bus"], g["driver"], g["ras"] is None) for g in gpus] == [
-        (0, "0000:03:00.0", None, True), (1, "0000:c1:00.0", "amdgpu", False)]
+        (None, "0000:03:00.0", None, True), (0, "0000:c1:00.0", "amdgpu", False)]
     assert gpus[1]["link"] == {"current_speed": 32.0, "current_width": 16, "max_speed": 32.0, "max_width": 16}
 
 

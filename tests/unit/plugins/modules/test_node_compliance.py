@@ -271,3 +271,11 @@ def test_health_checks_run_in_the_same_module_call(tmp_path, run_node_compliance
 def test_a_bad_health_option_is_a_failed_task_not_a_traceback(run_node_compliance):
     result = run_node_compliance(health="not a mapping")
     assert result["rc"] == 1 and result["failed"] and "health" in result["msg"]
+
+
+def test_health_names_each_gpu_by_the_gpu_facts_index_and_bus(tmp_path):
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import read_gpus
+
+    gpu = gathered(tmp_path, load_profile("mi300x-8"))
+    fact = sorted((device["index"], device["pci_bus"]) for device in gpu["devices"])
+    assert sorted((g["index"], g["bus"]) for g in read_gpus(str(tmp_path))) == fact
