@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """GPU health, kernel/DKMS and Secure Boot checks (issue 11 sections 3 and 4) in the evaluator's result shape.
 
-evaluate_health(health, root) reads the host (host_health_read, host_boot_read) and
+evaluate_health(health, root) reads the host (host_health_read, host_boot_read, host_secure_boot_read) and
 judges it with the decision functions that already exist (gpu_health_*, host_kernel_driver,
 host_boot, host_secure_boot). ``health`` holds what the controller decided from the
 class data (host_compliance builds it; docs/compliance-checks.md lists its keys).
@@ -32,6 +32,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_health_ras imp
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_boot import MODPROBE_DIRS, amdgpu_disabled_next_boot
 from ansible_collections.rocm_fleet.core.plugins.module_utils import host_boot_read as boot
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import amdgpu_loaded, read_gpus
+from ansible_collections.rocm_fleet.core.plugins.module_utils import host_secure_boot_read as sb
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_kernel_driver import next_boot_driver
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_secure_boot import (
     dkms_module_trust,
@@ -189,7 +190,7 @@ def gpu_health(health, root):
 
 
 def kernel_health(health, root):
-    running = (boot.read_text(boot._path(root, "proc/sys/kernel/osrelease"))[0] or "").strip() or None
+    running = (boot.read_text(boot.host_path(root, "proc/sys/kernel/osrelease"))[0] or "").strip() or None
     next_kernel, how = boot.default_kernel(root)
     kernels = boot.installed_kernels(root)
     results = []
@@ -219,9 +220,9 @@ def kernel_health(health, root):
 
 def _would_load(root, state):
     """Before an install (preflight): will the module DKMS builds load under this Secure Boot state?"""
-    signing = boot.dkms_signing(root)
-    cert, _path = boot.dkms_certificate(root)
-    keys, keys_from = boot.mok_keys(root)
+    signing = sb.dkms_signing(root)
+    cert, _path = sb.dkms_certificate(root)
+    keys, keys_from = sb.mok_keys(root)
     enrolled = None if keys is None or (signing["certificate"] and cert is None) else \
         bool(cert) and cert["serial"] in [k.get("serial") for k in keys]
     verdict = install_would_load(state, signing, enrolled)
@@ -231,7 +232,7 @@ def _would_load(root, state):
 
 
 def _secure_boot(root, kernel, before_install=False):
-    state = boot.secure_boot(root)
+    state = sb.secure_boot(root)
     if state.get("enforcing") is False:
         return _result("ROCM-KERN-003", "pass", None, {"secure_boot": state["state"]}, state["reason"])
     if before_install:
@@ -240,8 +241,8 @@ def _secure_boot(root, kernel, before_install=False):
     if not path:
         return _result("ROCM-KERN-003", "skipped", None, {"secure_boot": state["state"]},
                        "no DKMS amdgpu module for the next kernel %s to judge (see ROCM-KERN-001)" % kernel)
-    fields, why = boot.module_signature(path)
-    keys, keys_from = boot.mok_keys(root)
+    fields, why = sb.module_signer_fields(path)
+    keys, keys_from = sb.mok_keys(root)
     if fields is None:
         return _result("ROCM-KERN-003", "unknown", None, {"module": path}, why)
     signature = module_signature(fields)

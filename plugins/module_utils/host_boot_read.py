@@ -9,7 +9,7 @@
 * dkms_records(root, module): the records ``host_dkms.parse_dkms_status`` gives, read from the DKMS tree
   as dkms status reads it (``<ver>/source``, ``<ver>/<k>/<arch>/module/``, the ``kernel-<k>-<arch>`` link of
   an install), so no ``dkms`` process runs.
-* config_files(root, dirs, pattern): {path: text}; secure_boot(root); mok_keys(root); module_signature(path).
+* config_files(root, dirs, pattern): {path: text}. Secure Boot, MOKs and signatures: host_secure_boot_read.
 
 Stdlib only; Python 2.7 compatible; nothing here raises on a missing or odd file.
 """
@@ -23,35 +23,22 @@ import os
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import listdir, read_text
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_secure_boot import efivar_secure_boot
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_signature_read import (
-    certificate_key,
-    module_signer,
-    signature_list_keys,
-)
 
 MODULE_DIRS = ("usr/lib/modules", "lib/modules")
 INSTALL_DIRS = ("updates/dkms", "updates", "extra")  # where dkms installs (Debian, older dkms, EL)
 SUFFIXES = ("", ".xz", ".zst", ".gz")
-EFIVARS = "sys/firmware/efi/efivars"
-GLOBAL = "8be4df61-93ca-11d2-aa0d-00e098032b8c"  # EFI_GLOBAL_VARIABLE
-SHIM = "605dab50-e046-4300-abb6-3dd810dd8b23"  # shim's vendor GUID
-# DKMS's signing key and certificate: dkms 3 (its own), Ubuntu/Debian shim-signed (update-secureboot-policy).
-DKMS_SIGNING = (("var/lib/dkms/mok.key", "var/lib/dkms/mok.pub"),
-                ("var/lib/shim-signed/mok/MOK.priv", "var/lib/shim-signed/mok/MOK.der"))
-DKMS_CERTS = tuple(cert for _key, cert in DKMS_SIGNING)
 _ENTRY = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2(.*)\{\s*$")
 _ENTRY_ID = re.compile(r"\$menuentry_id_option\s+'([^']+)'")
 _LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)")
 _SET_DEFAULT = re.compile(r"^\s*set\s+default=[\"']?([^\"'\s]*)")
 
 
-def _path(root, *parts):
+def host_path(root, *parts):
     return os.path.join(root, *[part.lstrip("/") for part in parts])
 
 
 def _read(root, path):
-    return read_text(_path(root, path))[0]
+    return read_text(host_path(root, path))[0]
 
 
 def _kernel_of(image):
@@ -61,9 +48,9 @@ def _kernel_of(image):
 
 def installed_kernels(root="/"):
     kernels = set()
-    for name in listdir(_path(root, "boot")):
+    for name in listdir(host_path(root, "boot")):
         kernel = _kernel_of(name)
-        if kernel and any(os.path.isdir(_path(root, base, kernel)) for base in MODULE_DIRS):
+        if kernel and any(os.path.isdir(host_path(root, base, kernel)) for base in MODULE_DIRS):
             kernels.add(kernel)
     return sorted(kernels)
 
@@ -141,7 +128,7 @@ def default_kernel(root="/"):
 
 def _bls_default(root, saved):
     """Boot Loader Spec: the saved entry, else the newest entry (grub2's blscfg sorts by version, newest first)."""
-    directory = _path(root, "boot/loader/entries")
+    directory = host_path(root, "boot/loader/entries")
     entries = [name[:-5] for name in listdir(directory) if name.endswith(".conf")]
     if not entries:
         return None, "no boot loader configuration (grub.cfg or /boot/loader/entries) was found"
@@ -168,7 +155,7 @@ def installed_module(root, kernel, module="amdgpu"):
     """The DKMS-installed module file of ``kernel``, or None."""
     for base in MODULE_DIRS:
         for sub in INSTALL_DIRS:
-            found = _module_file(_path(root, base, kernel, sub), module)
+            found = _module_file(host_path(root, base, kernel, sub), module)
             if found:
                 return found
     return None
@@ -176,7 +163,7 @@ def installed_module(root, kernel, module="amdgpu"):
 
 def dkms_records(root="/", module="amdgpu"):
     """parse_dkms_status-shaped records of ``module`` from /var/lib/dkms (slash format, as dkms 3 prints)."""
-    tree = _path(root, "var/lib/dkms", module)
+    tree = host_path(root, "var/lib/dkms", module)
     links = {}
     for name in listdir(tree):
         if name.startswith("kernel-"):
@@ -223,12 +210,12 @@ def _same(a, b):
     try:
         if os.path.getsize(a) != os.path.getsize(b):
             return False
-        return _ends(a) == _ends(b)
+        return file_ends(a) == file_ends(b)
     except (IOError, OSError):
         return False
 
 
-def _ends(path, size=65536):
+def file_ends(path, size=65536):
     with open(path, "rb") as handle:
         head = handle.read(size)
         handle.seek(max(0, os.path.getsize(path) - size))
@@ -239,91 +226,16 @@ def config_files(root, dirs, pattern="*.conf"):
     """{path as on the host: text} of the files matching ``pattern`` in ``dirs``."""
     files = {}
     for directory in dirs:
-        for name in listdir(_path(root, directory)):
+        for name in listdir(host_path(root, directory)):
             text = _read(root, "%s/%s" % (directory, name)) if fnmatch.fnmatch(name, pattern) else None
             if text is not None:
                 files["%s/%s" % (directory.rstrip("/"), name)] = text
     return files
 
 
-def _bytes(path):
+def read_bytes(path):
     try:
         with open(path, "rb") as handle:
             return handle.read()
     except (IOError, OSError):
         return None
-
-
-def secure_boot(root="/"):
-    """host_secure_boot's state from efivars (no /sys/firmware/efi: BIOS boot, nothing enforced)."""
-    if not os.path.isdir(_path(root, "sys/firmware/efi")):
-        return {"state": "unsupported", "enforcing": False, "reason": "no /sys/firmware/efi: BIOS boot"}
-    data = _bytes(_path(root, EFIVARS, "SecureBoot-" + GLOBAL))
-    return efivar_secure_boot(data, _bytes(_path(root, EFIVARS, "SetupMode-" + GLOBAL)))
-
-
-def mok_keys(root="/"):
-    """(keys, reason): the X.509 keys of MokListRT (mok-variables, else efivars), or (None, why not)."""
-    plain, efivar = _path(root, "sys/firmware/efi/mok-variables/MokListRT"), _path(root, EFIVARS, "MokListRT-" + SHIM)
-    if not os.path.exists(plain) and not os.path.exists(efivar):
-        return [], "no MokListRT: no Machine Owner Key is enrolled"
-    raw = _bytes(plain) if os.path.exists(plain) else _bytes(efivar)
-    if raw is None:  # mok-variables is root's only: not read is not "none enrolled"
-        return None, "MokListRT exists but could not be read (run as root)"
-    raw = raw if os.path.exists(plain) else raw[4:]
-    try:
-        return signature_list_keys(raw), "MokListRT"
-    except ValueError as error:
-        return None, "MokListRT could not be read: %s" % error
-
-
-def dkms_certificate(root="/"):
-    """(key, path) of the DKMS signing certificate (DER, or PEM), or (None, None)."""
-    for path in DKMS_CERTS:
-        data = _bytes(_path(root, path))
-        if data is None:
-            continue
-        if b"-----BEGIN" in data:
-            import base64  # only for PEM
-            body = b"".join(line for line in data.splitlines() if line and not line.startswith(b"-----"))
-            data = base64.b64decode(body)
-        try:
-            return certificate_key(data), "/" + path
-        except ValueError:
-            return None, "/" + path
-    return None, None
-
-
-def module_signature(path):
-    """(modinfo-like fields, None) of a module file's signature ({} unsigned), or (None, why it was not read)."""
-    if path.endswith(".zst"):
-        return None, "%s is zstd-compressed: Python's standard library cannot read it" % path
-    try:
-        # An uncompressed module's trailer is at its end: the last MiB is enough.
-        data = _ends(path, 1 << 20)[1] if path.endswith(".ko") else _bytes(path)
-    except (IOError, OSError):
-        data = None
-    if data is None:
-        return None, "%s could not be read" % path
-    try:
-        if path.endswith(".xz"):
-            import lzma  # Python 3 only: on 2.7 the signature is unknown
-            data = lzma.decompress(data)
-        elif path.endswith(".gz"):
-            import zlib
-            data = zlib.decompress(data, 31)
-        fields = module_signer(data)
-    except ImportError:
-        return None, "%s is xz-compressed and this Python has no lzma" % path
-    except Exception as error:  # a corrupt archive or signature is a reason, never a traceback
-        return None, "%s: signature not readable (%s: %s)" % (path, type(error).__name__, error)
-    fields.update(filename=[path], vermagic=["(read from the file)"])
-    return fields, None
-
-
-def dkms_signing(root="/"):
-    """{key, certificate}: the first pair DKMS would sign with whose key exists (parse_dkms_install's terms)."""
-    for key, cert in DKMS_SIGNING:
-        if os.path.isfile(_path(root, key)):
-            return {"key": "/" + key, "certificate": "/" + cert if os.path.isfile(_path(root, cert)) else None}
-    return {"key": None, "certificate": None}

@@ -10,10 +10,9 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.host_boot_read imp
     default_kernel,
     dkms_records,
     installed_kernels,
-    mok_keys,
-    secure_boot,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_dkms import parse_dkms_status
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_secure_boot_read import mok_keys, secure_boot
 
 CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"
 DKMS_CAPTURES = [
