@@ -66,6 +66,17 @@ options:
     type: list
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
+  health:
+    description:
+      - The GPU health, kernel/DKMS and Secure Boot checks (ROCM-HEALTH-001 to 006, ROCM-KERN-001 to 003), read in
+        this same call from sysfs, efivars, /boot, /var/lib/dkms and the module directories under O(root); no
+        command runs. Null leaves them out.
+      - Keys, as M(rocm_fleet.core.host_compliance) builds them from the class data, C(ce_threshold) (int),
+        C(ras) (bool, the class has RAS counters), C(firmware) (the class's minimums by FW_ID, each with C(min) and
+        C(source)), C(xgmi) (a mapping with C(peers), or null), C(dkms) (bool), C(kernel_max), C(module_version),
+        C(skip) (check IDs) and C(before_install) (preflight, ROCM-KERN-003 judges whether a module DKMS would
+        build now could load); see C(docs/compliance-checks.md).
+    type: dict
   root:
     description:
       - Root of the tree to inspect, so tests and chroot inspections can point at another tree.
@@ -146,6 +157,8 @@ results:
     status:
       description:
         - C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+        - C(unknown) for a health check whose reading is not a value (N/A, EINVAL, a max-uint placeholder, an
+          unreadable file); the message says why. Never a pass.
         - C(skipped) when the state is not measurable now (the message starts with C(unknown:) and says what could
           not be seen); C(warn) for a finding that does not fail the host (C(group_unlisted) without C(exclusive)).
         - C(unknown) when a health state should be measurable but is not (an N/A counter, EINVAL, a placeholder
@@ -196,7 +209,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate, summarize
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import evaluate_health
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
 
 # Module-level so tests can point the tool search away from a real /opt/rocm.
@@ -210,6 +224,7 @@ def main():
             items=dict(type="list", elements="dict", default=[]),
             facts=dict(type="bool", default=False),
             gpu_sources=dict(type="list", elements="str", choices=list(SOURCES)),
+            health=dict(type="dict"),
             root=dict(type="path", default="/", aliases=["sysfs_root"]),
             timeout=dict(type="int", default=30),
         ),
@@ -220,6 +235,9 @@ def main():
         module.fail_json(msg="timeout must be a positive number of seconds, got %d" % params["timeout"])
     try:
         results, summary = evaluate(params["items"], params["root"])
+        if params["health"] is not None:  # in this same call: a nightly drift stays one module call per host
+            results = results + evaluate_health(params["health"], params["root"])
+            summary = summarize(results)
     except Exception as exc:  # never end in a traceback
         module.fail_json(msg="node_compliance: evaluation failed: %s: %s" % (type(exc).__name__, exc))
     if not params["facts"]:

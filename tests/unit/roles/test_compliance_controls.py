@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import HEALTH_CHECKS
 
 REPO = Path(__file__).resolve().parents[3]
 CHECK_ID = r"ROCM-[A-Z]+-\d{3}"
@@ -19,7 +20,7 @@ def managed_ids(text: str) -> set[str]:
 
 
 def declared_ids() -> set[str]:
-    ids = {check_id for check_id, _title in GPU_CHECKS.values()}
+    ids = {check_id for check_id, _title in GPU_CHECKS.values()} | set(HEALTH_CHECKS)
     for path in (REPO / "roles").glob("*/vars/main.yml"):
         ids |= managed_ids(path.read_text())
     return ids

@@ -242,3 +242,22 @@ def test_a_failed_module_call_is_the_task_result():
 def test_bad_arguments_fail_the_task(args, words):
     with pytest.raises(AnsibleActionFail, match=words):
         run(args)
+
+
+def test_the_health_expectations_go_to_the_one_module_call():
+    host = Host(facts_now=dict(CACHED))
+    action_run = run  # the declared state below carries health, as _declared_state builds it
+
+    def with_health(args, task_vars, facts):
+        items = [{"id": "ROCM-ENV-001", "kind": "file", "expect": {"path": "/etc/profile.d/rocm.sh"}}]
+        return host_compliance.DeclaredState({"gpu_count": 2}, items, {"count": 2}, {"ce_threshold": 5})
+
+    original = host_compliance.ActionModule._declared_state
+    host_compliance.ActionModule._declared_state = lambda self, *a: with_health(*a)
+    try:
+        result, _decided = action_run({"gpu_sources": ["sysfs"]}, host=host, declared=False)
+    finally:
+        host_compliance.ActionModule._declared_state = original
+    assert not result.get("failed"), result.get("msg")
+    assert [name for name, _args in host.calls] == ["rocm_fleet.core.node_compliance"]
+    assert host.calls[0][1]["health"] == {"ce_threshold": 5}

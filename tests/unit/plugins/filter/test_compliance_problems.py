@@ -26,3 +26,11 @@ def test_failed_unreadable_and_unknown_results_are_problems_passed_skipped_and_w
 def test_anything_but_a_results_list_is_refused():
     with pytest.raises(AnsibleFilterError, match="results list"):
         problems({"results": []})
+
+
+def test_an_unknown_health_reading_is_a_problem_a_warning_is_not():
+    results = [
+        {"id": "ROCM-HEALTH-003", "status": "unknown", "message": "GPU 0 (0000:05:00.0): no uncorrectable count"},
+        {"id": "ROCM-KERN-001", "status": "warn", "message": "installed kernel 6.8.0-61 (not the default): ..."},
+    ]
+    assert problems(results) == ["ROCM-HEALTH-003 unknown: GPU 0 (0000:05:00.0): no uncorrectable count"]
