@@ -66,7 +66,6 @@ CHECKERS = {
 # file), with its reason in the message; never a pass, though not a failure either.
 # warn: a finding that does not fail the host (an unlisted GPU-group member where membership is not exclusive).
 # The drift report reads the same statuses (src/rocm_fleet/drift/results.ITEM_STATUSES).
-# unknown: the state cannot be told (N/A, EINVAL, a max-uint placeholder, an unreadable file): never a pass.
 STATUSES = ("pass", "fail", "error", "skipped", "unknown", "warn")
 # What makes a host differ: compliance_fail_on_drift (onboarding's verify gate) fails on these.
 PROBLEM_STATUSES = ("fail", "error", "unknown")
