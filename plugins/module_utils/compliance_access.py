@@ -201,5 +201,7 @@ def check_group_unlisted(expect, host):
     shown = ", ".join("%s (%s)" % (user, how) if how != "member" else user for user, how in extra)
     message = "%s in group %s but not listed in the inventory" % (shown, name)
     if expect["exclusive"]:
-        return failed(actual, message, action="none")
+        # The access role takes plain members out (gpasswd --delete); a primary group is a person's to change.
+        removable = any(how == "member" for _user, how in extra)
+        return failed(actual, message, action="update" if removable else "none")
     return {"status": "warn", "actual": actual, "message": "warning: " + message, "diff": "", "action": ""}

@@ -159,7 +159,8 @@ def _checks(obj):
     if kind == "member":
         return [("group_members", {"group": group, "members": [obj["user"]]}, None) for group in obj["groups"]]
     if kind == "exclusive_members":
-        return [("group_members", {"group": obj["group"], "members": obj["members"], "exclusive": True}, None)]
+        # Only who else is in the group: a listed user missing from it is the member object's finding.
+        return [("group_unlisted", {"group": obj["group"], "members": obj["members"], "exclusive": True}, None)]
     if kind == "device":
         return [("device_node", {"glob": obj["glob"], "group": obj["group"], "mode": obj["mode"], "required": False},
                  None)]

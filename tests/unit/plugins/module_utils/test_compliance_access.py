@@ -121,8 +121,14 @@ def test_unlisted_members_are_a_warning_unless_exclusive(root):
     assert (result["status"], result["message"]) == (
         "warn", "warning: carol (primary group), mallory in group render but not listed in the inventory")
     assert result["actual"]["unlisted"] == ["carol", "mallory"]
+    # Exclusive: the access role takes mallory out (a change site.yml makes); carol's primary group is a person's.
     result = check_item(root, "group_unlisted", group="render", members=["alice"], exclusive=True)
+    assert result["status"] == "fail" and result["action"] == "update"
+    result = check_item(root, "group_unlisted", group="render", members=["alice", "mallory"], exclusive=True)
     assert result["status"] == "fail" and result["action"] == "none"
+    # A listed user missing from the group is not this check's finding (the member object's).
+    assert check_item(root, "group_unlisted", group="video", members=["alice", "dave"], exclusive=True)[
+        "status"] == "pass"
     assert check_item(root, "group_unlisted", group="video", members=["alice"])["status"] == "pass"
     assert check_item(root, "group_unlisted", group="kfd", members=[])["status"] == "pass"
 
