@@ -214,7 +214,7 @@ def kernel_health(health, root):
         status = "warn" if status == "pass" else status
     expected = {"kernel_max": health.get("kernel_max"), "module_version": health.get("module_version")}
     results.insert(0, _result("ROCM-KERN-001", status, expected, actual, message))
-    results.append(_secure_boot(root, next_kernel, health.get("before_install")))
+    results.append(_secure_boot(root, [next_kernel, running], health.get("before_install")))
     return results
 
 
@@ -231,27 +231,44 @@ def _would_load(root, state):
     return _from("ROCM-KERN-003", verdict, None, actual)
 
 
-def _secure_boot(root, kernel, before_install=False):
+def _secure_boot(root, kernels, before_install=False):
+    """ROCM-KERN-003 over the DKMS modules of ``kernels`` (the next boot's and the running one's, where present).
+
+    The running kernel's module counts too: with no module for the next kernel (ROCM-KERN-001's finding), a
+    reboot into the running kernel, or a reload, would still meet the signature check.
+    """
     state = sb.secure_boot(root)
     if state.get("enforcing") is False:
         return _result("ROCM-KERN-003", "pass", None, {"secure_boot": state["state"]}, state["reason"])
     if before_install:
         return _would_load(root, state)
-    path = boot.installed_module(root, kernel) if kernel else None
-    if not path:
+    kernels = [k for n, k in enumerate(kernels) if k and k not in kernels[:n]]
+    modules = [(kernel, boot.installed_module(root, kernel)) for kernel in kernels]
+    modules = [(kernel, path) for kernel, path in modules if path]
+    if not modules:
         return _result("ROCM-KERN-003", "skipped", None, {"secure_boot": state["state"]},
-                       "no DKMS amdgpu module for the next kernel %s to judge (see ROCM-KERN-001)" % kernel)
-    fields, why = sb.module_signer_fields(path)
+                       "no DKMS amdgpu module for %s to judge (see ROCM-KERN-001)" % " or ".join(kernels or ["?"]))
     keys, keys_from = sb.mok_keys(root)
-    if fields is None:
-        return _result("ROCM-KERN-003", "unknown", None, {"module": path}, why)
-    signature = module_signature(fields)
-    verdict = dkms_module_trust(state, signature, keys)
-    if keys is None:
-        verdict["reason"] += " (%s)" % keys_from
-    actual = {"secure_boot": state["state"], "module": path, "signer": signature["signer"], "key": signature["key"],
-              "enrolled": [k.get("serial") for k in keys or []]}
-    return _from("ROCM-KERN-003", verdict, None, actual)
+    verdicts, actual = [], {"secure_boot": state["state"], "modules": {},
+                            "enrolled": [k.get("serial") for k in keys or []]}
+    for kernel, path in modules:
+        fields, why = sb.module_signer_fields(path)
+        if fields is None:
+            verdicts.append({"state": "unknown", "reason": "%s: %s" % (path, why)})
+            actual["modules"][path] = None
+            continue
+        signature = module_signature(fields)
+        verdict = dkms_module_trust(state, signature, keys)
+        if keys is None:
+            verdict["reason"] += " (%s)" % keys_from
+        verdict["reason"] = "kernel %s: %s" % (kernel, verdict["reason"])
+        verdicts.append(verdict)
+        actual["modules"][path] = {"signer": signature["signer"], "key": signature["key"]}
+    for worst in ("fail", "unknown", "pass"):
+        chosen = [v for v in verdicts if v["state"] == worst]
+        if chosen:
+            reason = "; ".join(v["reason"] for v in chosen)
+            return _result("ROCM-KERN-003", STATE_STATUS[worst], None, actual, reason)
 
 
 def evaluate_health(health, root="/"):

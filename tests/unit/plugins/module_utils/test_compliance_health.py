@@ -108,14 +108,19 @@ def test_an_xgmi_link_down_fails_002_for_that_gpu(host):
     assert failed[:2] == ("ROCM-HEALTH-002", "fail") and failed[2].startswith("GPU 7 (0000:75:00.0): XGMI links to 6")
 
 
-def test_a_new_default_kernel_without_its_module_fails_kern_001_and_skips_003(host):
+def test_a_new_default_kernel_without_its_module_fails_kern_001_and_003_judges_the_running_ones(host):
     tree.write(host, "/boot/vmlinuz-6.17.0-5-generic", "kernel image\n")
     tree.write(host, "/usr/lib/modules/6.17.0-5-generic/modules.dep", "")
     tree.grub(host, ["6.17.0-5-generic", "6.8.0-60-generic"])
     tree.secure_boot(host)
     found = not_passing(run(host))
-    assert [(i, s) for i, s, _m in found] == [("ROCM-KERN-001", "fail"), ("ROCM-KERN-003", "skipped")]
+    assert [(i, s) for i, s, _m in found] == [("ROCM-KERN-001", "fail")]
     assert "next kernel: amdgpu has no module for 6.17.0-5-generic, and 6.17.0-5-generic is above 6.14" in found[0][2]
+    # The running kernel's module unsigned too: both findings, each under its own ID.
+    tree.kernel(host, "6.8.0-60-generic", module=b"\x7fELF unsigned module")
+    found = not_passing(run(host))
+    assert [(i, s) for i, s, _m in found] == [("ROCM-KERN-001", "fail"), ("ROCM-KERN-003", "fail")]
+    assert found[1][2].startswith("kernel 6.8.0-60-generic: Secure Boot is on and the DKMS amdgpu module is unsigned")
 
 
 def test_grubenv_saved_entry_names_the_default(host):
