@@ -112,6 +112,13 @@ def written(files: dict[str, str]) -> dict[str, str] | None:
     return change or None
 
 
+def restore_files(files: dict[str, str]) -> None:
+    """Write the rendered modes back (a memory mode request changes what the files read only at the reload)."""
+    for path, mode in files.items():
+        if Path(path).exists() and Path(path).read_text().strip().upper() != mode:
+            Path(path).write_text(mode + "\n")
+
+
 def on_write(state: dict, change: dict[str, str], profile) -> tuple[dict, list[str]]:
     """(new state, refusals): a valid compute mode applies now, a valid memory mode waits for the reload."""
     state = dict(state)

@@ -136,6 +136,11 @@ class Supervisor:
         for refusal in refusals:  # the real write fails with EINVAL; the kernel log says why
             with open(self.dir / "boot.log", "a") as log:
                 log.write("amdgpu: partition mode refused: %s\n" % refusal)
+        if set(change) == {"memory"}:
+            # Only requested: nothing repartitions, the files read the current mode again (no re-render,
+            # which on 64 partitions would hold up the modprobe that follows).
+            partitions.restore_files(self.partition_files)
+            return
         hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
 
     def _partitions_driver_loaded(self) -> None:
