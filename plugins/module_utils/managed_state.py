@@ -39,6 +39,9 @@ KINDS = {
     "device_access": (("users",), {"open": False}, lambda o: "the listed users can open the GPU device nodes"),
     "unlisted_members": (("group",), {"members": [], "exclusive": False},
                          lambda o: "nobody unlisted in %s" % o["group"]),
+    # A GPU partition mode (set: compute or memory); checked against the gpu fact with the GPU class checks.
+    "gpu_partition": (("set", "mode"), {"memory": None},
+                      lambda o: "%s partition %s on every GPU" % (o["set"], o["mode"])),
 }
 # One object per value: {kind: group, name: [render, video]} is two groups.
 EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "device": "glob",
@@ -47,6 +50,8 @@ EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "devic
 JOB_ENVIRONMENT_FIELDS = ("scope", "users", "hsa_overrides", "gfx_targets", "rocm_path", "release_dir",
                           "require_rocm_path", "run", "timeout")
 DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
+# Item kinds that the controller evaluates against the gpu fact (compliance_gpu), not node_compliance.
+GPU_ITEM_KINDS = ("gpu_partition",)
 
 
 class ManagedStateError(ValueError):
@@ -178,6 +183,8 @@ def _checks(obj):
     if kind == "unlisted_members":
         return [("group_unlisted", {"group": obj["group"], "members": obj["members"], "exclusive": obj["exclusive"]},
                  None)]
+    if kind == "gpu_partition":
+        return [("gpu_partition", {"set": obj["set"], "mode": obj["mode"]}, None)]
     if kind == "signing_key":
         return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprint": obj["fingerprint"]},
                  None)]

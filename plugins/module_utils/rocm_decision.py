@@ -182,12 +182,28 @@ def gpu_expectations(decision, catalog, matrix, rocm_version, numa_affinity=None
 
     The classes the inventory declares win over the detected ones (checking a host
     against what it turned out to be would always pass); so does its GPU count.
+    Declared partition modes give the logical count instead of the detected one (physical
+    GPUs x partitions of the mode, ROCM-GPU-001) and each partition's share of the VRAM.
     ``rocm_version`` is the version the packages role installs (None: the decided one).
     """
     classes = decision.get("expected_classes") or [name for name in decision.get("classes") or [] if name]
-    count = decision.get("gpu_count") or 0 if expected_gpu_count in (None, "") else expected_gpu_count
+    partitions = decision.get("partitions") or {}
+    detected = decision.get("gpu_count") or 0
+    if partitions.get("expected_gpu_count") is not None:
+        detected = partitions["expected_gpu_count"]
+    count = detected if expected_gpu_count in (None, "") else expected_gpu_count
     return gpu_class_expectations(
         list(classes), catalog, matrix, int(count), rocm_version=rocm_version or decision.get("rocm_version"),
         min_vram_gib=decision.get("min_vram_gib") or 0, numa_affinity=numa_affinity,
         amdgpu_from_amd=amdgpu_from_amd, rocm_from_amd=rocm_from_amd,
-        driver=decision.get("amdgpu_driver"), kernel=decision.get("kernel"))
+        driver=decision.get("amdgpu_driver"), kernel=decision.get("kernel"),
+        partitions_per_gpu=partitions_per_gpu(decision))
+
+
+def partitions_per_gpu(decision):
+    """Logical GPUs per physical GPU in the declared modes (1: none declared or not partitioned)."""
+    partitions = (decision or {}).get("partitions") or {}
+    count, physical = partitions.get("expected_gpu_count"), partitions.get("physical_gpu_count")
+    if not count or not physical:
+        return 1
+    return max(1, int(count) // int(physical))

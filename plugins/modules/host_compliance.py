@@ -46,7 +46,7 @@ options:
         imported their variables.
     type: list
     elements: str
-    default: [repo, packages, kernel, access, environment]
+    default: [repo, packages, kernel, partitions, access, environment]
   gpu_sources:
     description:
       - Sources the facts are read again from when O(facts_fresh=false), as in M(rocm_fleet.core.gpu_facts), with

@@ -24,7 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
-from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, paths
+from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, partitions, paths
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
@@ -56,6 +56,8 @@ class Supervisor:
         self.amdgpu: dict | None = None
         self.kernel = kernels.machine_kernel()
         self.status: dict = {}
+        # The partition files the last render wrote ({path: mode}): a host's write to one is a mode change.
+        self.partition_files: dict[str, str] = {}
 
     # -- boot ---------------------------------------------------------------
     def boot(self) -> None:
@@ -76,6 +78,8 @@ class Supervisor:
         refusal = self._amdgpu_refusal() if loaded else None
         loaded = loaded and refusal is None
         self.amdgpu = self._amdgpu_state(cmdline) if loaded else None
+        if loaded:  # a boot loads amdgpu: a requested memory partition mode applies
+            self._partitions_driver_loaded()
         self.modules = kernelstate.boot_modules(self.root, loaded)
         self._write_modules()
         nodes = self._render()
@@ -124,7 +128,41 @@ class Supervisor:
 
     def _render(self) -> list[dict]:
         faults = hwsys.read_json(self.dir / "faults.json", {})
-        return hwsys.render_sys(self.config["profile"], faults, self.amdgpu, self.run_dir / "sys")
+        state = partitions.read_state(self.dir)
+        nodes = hwsys.render_sys(self.config["profile"], faults, self.amdgpu, self.run_dir / "sys", state)
+        self.partition_files = {}
+        if self.amdgpu is not None:
+            profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
+            self.partition_files = partitions.rendered_files(self.run_dir / "sys", profile)
+        return nodes
+
+    # -- partition modes (rocm_fleet.lab.partitions) -------------------------
+    def _partition_writes(self) -> None:
+        """A mode the host wrote to amdgpu's partition files: applied (compute) or requested (memory)."""
+        change = partitions.written(self.partition_files) if self.partition_files else None
+        if change is None:
+            return
+        faults = hwsys.read_json(self.dir / "faults.json", {})
+        state = partitions.read_state(self.dir)
+        profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
+        state, refusals = partitions.on_write(state, change, profile)
+        partitions.write_state(self.dir, state)
+        for refusal in refusals:  # the real write fails with EINVAL; the kernel log says why
+            with open(self.dir / "boot.log", "a") as log:
+                log.write("amdgpu: partition mode refused: %s\n" % refusal)
+        if set(change) == {"memory"}:
+            # Only requested: nothing repartitions, the files read the current mode again (no re-render,
+            # which on 64 partitions would hold up the modprobe that follows).
+            partitions.restore_files(self.partition_files)
+            return
+        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
+
+    def _partitions_driver_loaded(self) -> None:
+        faults = hwsys.read_json(self.dir / "faults.json", {})
+        state = partitions.read_state(self.dir)
+        if state.get("requested_memory"):
+            profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
+            partitions.write_state(self.dir, partitions.on_driver_load(state, profile))
 
     def _write_modules(self) -> None:
         # Written in place: the file is bind-mounted as the host's /proc/modules. The copy in the
@@ -145,6 +183,7 @@ class Supervisor:
                 return shutdown
             for request_path in sorted((self.control / "requests").glob("*.json")):
                 self._serve(request_path)
+            self._partition_writes()
             time.sleep(POLL_SECONDS)
         return "stop"
 
@@ -219,6 +258,8 @@ class Supervisor:
 
     def _set_amdgpu(self, loaded: bool, options: list[str]) -> None:
         self.amdgpu = self._amdgpu_state(self.status["cmdline"], options) if loaded else None
+        if loaded:  # amdgpu loads again: a requested memory partition mode applies
+            self._partitions_driver_loaded()
         base = [name for name in self.modules if name not in (kernelstate.AMDGPU, *kernelstate.AMDGPU_DEPENDENCIES)]
         self.modules = base + ([*kernelstate.AMDGPU_DEPENDENCIES, kernelstate.AMDGPU] if loaded else [])
         self._write_modules()

@@ -37,7 +37,7 @@ def test_the_id_fields_are_read_in_both_forms_and_nothing_else():
 
 
 def test_every_provisioning_role_declares_its_checks_in_its_managed_objects():
-    for role in ("repo", "packages", "kernel", "access", "environment"):
+    for role in ("repo", "packages", "kernel", "partitions", "access", "environment"):
         assert managed_ids((REPO / "roles" / role / "vars" / "main.yml").read_text()), role
     # IDs built in Jinja (one object per release) and the sysctl file's own ID count too.
     ids = declared_ids()
