@@ -64,7 +64,7 @@ def host(tmp_path, monkeypatch):
     synced = []
     monkeypatch.setattr(hwsys, "sync_gpu_nodes", lambda dev, nodes, root, retrigger=False: synced.append(nodes))
     monkeypatch.setattr(supervisor.kernelstate, "modprobe_config", lambda root: {"options": {}, "install": {}})
-    monkeypatch.setattr(supervisor.kernelstate, "dkms_amdgpu_version", lambda root: None)
+    monkeypatch.setattr(supervisor.kernelstate, "dkms_amdgpu_version", lambda root, kernel=None: None)
     host = supervisor.Supervisor("cpx-01")
     host.status = {"cmdline": "", "amdgpu_loaded": True}
     host.amdgpu = dict(AMDGPU)
