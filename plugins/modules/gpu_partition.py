@@ -56,6 +56,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Linux hosts whose amdgpu exposes the current_*_partition files (MI300 series and later).
 """
 
 EXAMPLES = r"""
