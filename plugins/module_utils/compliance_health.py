@@ -31,7 +31,11 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_health_link im
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_health_ras import decide_ras
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_boot import MODPROBE_DIRS, amdgpu_disabled_next_boot
 from ansible_collections.rocm_fleet.core.plugins.module_utils import host_boot_read as boot
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import amdgpu_loaded, read_gpus
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import (
+    UNREADABLE_FW_IDS,
+    amdgpu_loaded,
+    read_gpus,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils import host_secure_boot_read as sb
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_kernel_driver import next_boot_driver
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_secure_boot import (
@@ -142,11 +146,21 @@ def _per_gpu(gpu, health, results):
         status, message, total = _ce(who, gpu["ras"], threshold)
         results.append(_result("ROCM-HEALTH-004", status, threshold, total, message))
     minimums = health.get("firmware") or {}
+    readable = dict((fw_id, spec) for fw_id, spec in minimums.items() if fw_id not in UNREADABLE_FW_IDS)
+    by_hand = ", ".join("%s %s" % (fw_id, spec.get("min") if isinstance(spec, dict) else spec)
+                        for fw_id, spec in sorted(minimums.items()) if fw_id not in readable)
     if not minimums:
         results.append(_result("ROCM-HEALTH-005", "skipped", None, gpu["firmware"] or None,
                                "%s: no firmware minimum in data for this GPU class" % who))
+    elif not readable:
+        # Not a failed reading (unknown) but nothing a host reports: said every night, judged by a person.
+        results.append(_result("ROCM-HEALTH-005", "skipped", minimums, gpu["firmware"] or None,
+                               "%s: the class's minimum is %s, which no host file or amd-smi reports: check it "
+                               "with the vendor's flash tool" % (who, by_hand)))
     else:
-        verdict = decide_firmware(gpu["index"], gpu["firmware"], minimums, gpu["bus"])
+        verdict = decide_firmware(gpu["index"], gpu["firmware"], readable, gpu["bus"])
+        if by_hand:
+            verdict["reason"] += " (%s is checked by hand: no host reports it)" % by_hand
         results.append(_from("ROCM-HEALTH-005", verdict, minimums, dict(gpu["firmware"], VBIOS=gpu["vbios"])))
 
 

@@ -36,6 +36,9 @@ AMD_VENDOR = "0x1002"
 GPU_CLASSES = ("0x03", "0x12")  # display controllers, processing accelerators
 LINK_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
 # amd-smi's FW_ID for a sysfs fw_version name (amdsmi reads the same files); PM is the SMC's PMFW.
+# Firmware IDs a minimum may name that no host file (nor amd-smi) reports: IFWI (MI200's minimums) is read
+# with the vendor's flash tool. A check against only these cannot be judged on a host at all.
+UNREADABLE_FW_IDS = ("IFWI",)
 FW_IDS = {"smc": "PM", "pldm": "PLDM_BUNDLE", "ta_ras": "TA_RAS", "ta_xgmi": "TA_XGMI", "sos": "PSP_SOSDRV",
           "vcn": "VCN", "rlc": "RLC", "mec": "CP_MEC1", "mec2": "CP_MEC2", "sdma": "SDMA0", "sdma2": "SDMA1",
           "asd": "ASD", "me": "CP_ME", "pfp": "CP_PFP"}

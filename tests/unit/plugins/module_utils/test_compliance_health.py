@@ -67,6 +67,20 @@ def test_einval_counters_are_unknown_never_pass(host):
     assert found == {("ROCM-HEALTH-003", "unknown"), ("ROCM-HEALTH-004", "unknown")}
 
 
+def test_a_minimum_no_host_reports_is_said_and_skipped_never_unknown_every_night(host):
+    # MI200's minimum is an IFWI version (gpu_firmware.yml): no sysfs file or amd-smi field shows it.
+    results = run(host, firmware={"IFWI": {"min": "75"}})
+    firmware = [r for r in results if r["id"] == "ROCM-HEALTH-005"]
+    assert {r["status"] for r in firmware} == {"skipped"}
+    assert firmware[0]["message"].endswith(
+        "the class's minimum is IFWI 75, which no host file or amd-smi reports: check it with the vendor's flash tool")
+    # Beside a minimum the host reports, it is judged by that one and named as checked by hand.
+    results = run(host, firmware={"IFWI": {"min": "75"}, "PM": {"min": "85.130"}})
+    firmware = [r for r in results if r["id"] == "ROCM-HEALTH-005"]
+    assert {r["status"] for r in firmware} == {"pass"}
+    assert "(IFWI 75 is checked by hand: no host reports it)" in firmware[0]["message"]
+
+
 def test_firmware_below_the_class_minimum_fails_with_the_amd_smi_reading(host):
     # mi300x-vf capture: PM 00.85.129.03 and PLDM_BUNDLE 01.25.03.12 as amd-smi prints them.
     tree.gpu(host, "0000:05:00.0", pmfw=0x00558103, xgmi=[0, 1, 1, 1, 1, 1, 1, 1])
