@@ -303,19 +303,36 @@ def evaluate_health(health, root="/"):
     return [result for result in results if result["id"] not in skipped]
 
 
+def _failed(results, check_id):
+    return any(r["id"] == check_id and r["status"] == "fail" for r in results)
+
+
+def _only_rocm_path_findings(result):
+    """Whether a failed ROCM-ENV-005 saw no HSA override at all: what it lacks is ROCM_PATH/PATH."""
+    users = ((result.get("actual") or {}).get("users") or {}).values()
+    return not any(name.startswith("HSA_OVERRIDE_GFX_VERSION")
+                   for user in users for name in (user.get("environment") or {}))
+
+
 def one_cause_once(results):
     """Results with a consequence folded into its cause's check (docs/compliance-controls.md, one cause once).
 
     XGMI links down (ROCM-HEALTH-002 fails) also make the KFD link table differ from the class
     (ROCM-TOPO-001): HEALTH-002 names the GPU and its links, which is what a person repairs, so
-    TOPO-001 becomes skipped pointing at it, with its own finding kept in the message.
+    TOPO-001 becomes skipped pointing at it, with its own finding kept in the message. The role's
+    profile file differing (ROCM-ENV-001: a mode that users cannot read, a line gone) leaves login
+    shells without ROCM_PATH and PATH: ROCM-ENV-005 then points at it, unless it saw an HSA override,
+    which is a finding of its own.
     """
-    if not any(r["id"] == "ROCM-HEALTH-002" and r["status"] == "fail" for r in results):
-        return results
+    folds = []
+    if _failed(results, "ROCM-HEALTH-002"):
+        folds.append(("ROCM-TOPO-001", "ROCM-HEALTH-002 (XGMI links down)", lambda result: True))
+    if _failed(results, "ROCM-ENV-001"):
+        folds.append(("ROCM-ENV-005", "ROCM-ENV-001 (the role's profile file)", _only_rocm_path_findings))
     out = []
     for result in results:
-        if result["id"] == "ROCM-TOPO-001" and result["status"] == "fail":
-            result = dict(result, status="skipped",
-                          message="reported by ROCM-HEALTH-002 (XGMI links down): %s" % result["message"])
+        for check_id, cause, applies in folds:
+            if result["id"] == check_id and result["status"] == "fail" and applies(result):
+                result = dict(result, status="skipped", message="reported by %s: %s" % (cause, result["message"]))
         out.append(result)
     return out

@@ -225,6 +225,21 @@ def test_xgmi_down_folds_topo_001_into_health_002():
     assert folded["status"] == "skipped" and folded["message"].startswith("reported by ROCM-HEALTH-002")
 
 
+def test_an_unreadable_profile_folds_the_login_shells_missing_rocm_path_into_env_001():
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import one_cause_once
+
+    profile = {"id": "ROCM-ENV-001", "status": "fail", "message": "/etc/profile.d/rocm.sh: mode 0600, expected 0644"}
+    lacks = {"id": "ROCM-ENV-005", "status": "fail", "message": "the login shell of fleet lacks ROCM_PATH",
+             "actual": {"users": {"fleet": {"environment": {"PATH": "/usr/bin"}}}}}
+    override = dict(lacks, message="the login shell of fleet has HSA_OVERRIDE_GFX_VERSION=11.0.0",
+                    actual={"users": {"fleet": {"environment": {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}}}})
+    assert one_cause_once([lacks]) == [lacks]
+    folded = one_cause_once([profile, lacks])[1]
+    assert folded["status"] == "skipped" and folded["message"].startswith("reported by ROCM-ENV-001")
+    # An override is a finding of its own, whatever the profile file's state.
+    assert one_cause_once([profile, override])[1] == override
+
+
 PREFLIGHT = dict(dkms=True, before_install=True, skip=sorted(set(HEALTH_CHECKS) - {"ROCM-KERN-003"}))
 
 
