@@ -24,12 +24,23 @@ from ansible.plugins.action import ActionBase
 from ansible.template import generate_ansible_template_vars, trust_as_template
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import summarize
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS, evaluate_gpu
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import (
+    GPU_CHECKS,
+    evaluate_gpu,
+    evaluate_gpu_items,
+    with_partition_repairs,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import one_cause_once
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
-from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import ManagedStateError, compliance_items
+from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import (
+    GPU_ITEM_KINDS,
+    ManagedStateError,
+    compliance_items,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_decision import decide, gpu_expectations
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import preflight_data
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_health_expectations import health_expectations
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import firmware_minimums, preflight_data
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import (
     read_specs,
     role_results,
@@ -37,12 +48,13 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables imp
     templated_options,
 )
 
-ROLES = ["repo", "packages", "kernel", "access", "environment"]
+ROLES = ["repo", "packages", "kernel", "partitions", "access", "environment"]
 # Everything a role's objects may read from ansible_facts: what gpu_facts and node_compliance gather.
 DECISION_FACTS = ("gpu",) + HOST_FACTS
 # The OS data each role loaded (tasks/vars.yml) was chosen by these.
 OS_FACTS = ("os_family", "distribution")
 GPU_INPUTS = "__compliance_gpu_inputs"
+HEALTH_INPUTS = "__compliance_health_inputs"
 # ansible.builtin.template's defaults, which every role template is written for.
 TEMPLATE_OPTIONS = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 ARGUMENT_SPEC = {
@@ -97,7 +109,9 @@ class ActionModule(ActionBase):
             result.pop("invocation", None)  # the items echoed back, file contents included: weight for nothing
             return result
         gpu_results = evaluate_gpu(state.gpu_expect, fresh.get("gpu") or {}) if state.gpu_expect else []
-        results = checked["results"] + gpu_results
+        # The roles' items checked against the same gpu fact (partition modes, ROCM-GPU-005), with their labels.
+        gpu_results = with_partition_repairs(gpu_results + evaluate_gpu_items(state.gpu_items, fresh.get("gpu") or {}))
+        results = one_cause_once(checked["results"] + gpu_results)
         result.update(changed=False, results=results, summary=summarize(results), gpu=fresh.get("gpu"),
                       decision=state.decision, module_calls=calls)
         if read_again:
@@ -107,6 +121,8 @@ class ActionModule(ActionBase):
     def _evaluate(self, args, task_vars, state, confirm):
         """One node_compliance call; ``confirm`` also reads the facts again, to compare with those decided from."""
         module_args = {"items": state.items, "timeout": args["timeout"]}
+        if state.health is not None:  # the health checks, read in this same call
+            module_args["health"] = state.health
         if confirm:
             module_args["facts"] = True
             if args["gpu_sources"] is not None:  # else gpu_facts' default
@@ -145,7 +161,15 @@ class ActionModule(ActionBase):
         gpu_expect = gpu_expectations(decision, catalog, matrix, **gpu_inputs)
         gpu_expect = dict((key, value) for key, value in gpu_expect.items()
                           if key not in GPU_CHECKS or GPU_CHECKS[key][0] not in skipped)
-        return DeclaredState(decision, items, gpu_expect)
+        gpu_items = [item for item in items if item["kind"] in GPU_ITEM_KINDS]
+        items = [item for item in items if item["kind"] not in GPU_ITEM_KINDS]
+        # The health checks' expectations, from the same decision and data; evaluated in the same module call.
+        health_inputs = self._variable(templar, variables, HEALTH_INPUTS) if HEALTH_INPUTS in variables else {}
+        health = health_expectations(decision, catalog, firmware_minimums(),
+                                     health_inputs.get("ce_threshold", 0),
+                                     amdgpu_from_amd=gpu_inputs.get("amdgpu_from_amd", True),
+                                     expected_gpu_count=gpu_inputs.get("expected_gpu_count"), skip=skipped)
+        return DeclaredState(decision, items, gpu_expect, health, gpu_items)
 
     @staticmethod
     def _variable(templar, variables, name):
@@ -182,8 +206,9 @@ class ActionModule(ActionBase):
 class DeclaredState:
     """What a host should be: preflight's decision, the roles' items and the GPU class expectations."""
 
-    def __init__(self, decision, items, gpu_expect):
-        self.decision, self.items, self.gpu_expect = decision, items, gpu_expect
+    def __init__(self, decision, items, gpu_expect, health=None, gpu_items=()):
+        self.decision, self.items, self.gpu_expect, self.health = decision, items, gpu_expect, health
+        self.gpu_items = list(gpu_items)
 
 
 def _decision_inputs(facts):

@@ -41,9 +41,9 @@ def onboard_summary(result, compliance=None):
     if compliance and compliance.get("summary"):
         summary = compliance["summary"]
         lines.append(
-            "compliance: %d passed, %d failed, %d errors, %d skipped of %d checks"
-            % (summary.get("pass", 0), summary.get("fail", 0), summary.get("error", 0), summary.get("skipped", 0),
-               summary.get("total", 0))
+            "compliance: %d passed, %d failed, %d errors, %d unknown, %d warnings, %d skipped of %d checks"
+            % (summary.get("pass", 0), summary.get("fail", 0), summary.get("error", 0), summary.get("unknown", 0),
+               summary.get("warn", 0), summary.get("skipped", 0), summary.get("total", 0))
         )
         for check in compliance.get("results") or []:
             if check.get("status") != "pass":

@@ -20,12 +20,29 @@ import grp
 import os
 import pwd
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import ToolTimeout
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner import make_runner
+
 MAX_TEXT_BYTES = 4 * 1024 * 1024  # a managed config file is small; refuse to diff a disk image
 READ_CHUNK = 64 * 1024
 
 
 class CheckError(Exception):
     """The check could not establish the state; the message says why."""
+
+
+class CommandUnavailable(Exception):
+    """A command a check wanted to run could not run (not the live root, missing, timed out); says why."""
+
+
+def run_live(argv, timeout):
+    """``(rc, stdout, stderr)`` of ``argv`` on this machine, killed after ``timeout`` seconds."""
+    try:
+        return make_runner(argv[0], timeout)(argv[1:])
+    except ToolTimeout as exc:
+        raise CommandUnavailable(str(exc)) from None
+    except (IOError, OSError) as exc:
+        raise CommandUnavailable("cannot run %s: %s" % (argv[0], exc.strerror or exc)) from None
 
 
 def passed(actual, message="as expected"):
@@ -72,9 +89,34 @@ def format_mode(mode):
 class HostView:
     """Read-only view of a host's files under ``root``, caching what several checks parse."""
 
-    def __init__(self, root="/"):
+    def __init__(self, root="/", run=None):
+        """``run(argv, timeout) -> (rc, stdout, stderr)`` runs a command on the host; tests inject one.
+
+        Without it, commands run only where ``root`` is the live system (a tree under another root
+        has no processes to ask), through ``run_live``.
+        """
         self.root = root or "/"
+        self._run = run
         self._cache = {}
+
+    def run(self, argv, timeout):
+        """``(rc, stdout, stderr)``; raises CommandUnavailable when the command cannot run here."""
+        if self._run is None and not self.is_live:
+            raise CommandUnavailable("%s is not the live system: no command runs there" % self.root)
+        try:
+            return (self._run or run_live)(list(argv), timeout)
+        except ToolTimeout as exc:
+            raise CommandUnavailable(str(exc)) from None
+        except (IOError, OSError) as exc:
+            raise CommandUnavailable("cannot run %s: %s" % (argv[0], exc.strerror or exc)) from None
+
+    def executable(self, candidates):
+        """The first of ``candidates`` (host paths) that is an executable file under root, or None."""
+        for candidate in candidates:
+            full = self.path(candidate)
+            if os.path.isfile(full) and os.access(full, os.X_OK):
+                return candidate
+        return None
 
     @property
     def is_live(self):

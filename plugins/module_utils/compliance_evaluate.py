@@ -12,8 +12,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_access import (
+    check_device_access,
+    check_group_unlisted,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_apt import check_apt_pin, check_apt_source
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import CheckError, HostView
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_environment import check_job_environment
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_files import (
     check_directory,
     check_file,
@@ -53,8 +58,17 @@ CHECKERS = {
     "package": check_package,
     "apt_source": check_apt_source,
     "apt_pin": check_apt_pin,
+    "job_environment": check_job_environment,
+    "device_access": check_device_access,
+    "group_unlisted": check_group_unlisted,
 }
-STATUSES = ("pass", "fail", "error", "skipped")
+# unknown: a health state that could not be measured (N/A, EINVAL, a max-uint placeholder, an unreadable
+# file), with its reason in the message; never a pass, though not a failure either.
+# warn: a finding that does not fail the host (an unlisted GPU-group member where membership is not exclusive).
+# The drift report reads the same statuses (src/rocm_fleet/drift/results.ITEM_STATUSES).
+STATUSES = ("pass", "fail", "error", "skipped", "unknown", "warn")
+# What makes a host differ: compliance_fail_on_drift (onboarding's verify gate) fails on these.
+PROBLEM_STATUSES = ("fail", "error", "unknown")
 assert set(CHECKERS) == set(KIND_FIELDS), "every kind with a schema needs a checker"
 
 
@@ -105,9 +119,12 @@ def _result(item, status, expected, actual, message, diff="", action=""):
 
 
 def problems(results):
-    """``"<id> <status>: <message>"`` for each result that failed or could not be read: what makes a host differ."""
+    """``"<id> <status>: <message>"`` for each result that failed, could not be read or measured.
+
+    Unknown counts: a gate (onboarding's verify) must not pass a GPU whose health nobody could measure.
+    """
     return ["%s %s: %s" % (result.get("id"), result.get("status"), result.get("message") or "")
-            for result in results or [] if result.get("status") in ("fail", "error")]
+            for result in results or [] if result.get("status") in PROBLEM_STATUSES]
 
 
 def summarize(results):
@@ -118,8 +135,8 @@ def summarize(results):
     return counts
 
 
-def evaluate(items, root="/"):
-    """(results, summary) for ``items``, checked under ``root``."""
-    host = HostView(root)
+def evaluate(items, root="/", run=None):
+    """(results, summary) for ``items``, checked under ``root``; ``run`` runs commands on the host (tests)."""
+    host = HostView(root, run=run)
     results = [evaluate_item(item, position, host) for position, item in enumerate(items or [])]
     return results, summarize(results)

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import version_matches
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import loaded_driver
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_partitions import describe_gpu, physical_gpus
 
 # What repairs a failed GPU check: nothing site.yml changes can fix the hardware.
 BY_A_PERSON = "a person: the hardware differs from what the inventory declares; site.yml cannot change it"
@@ -243,6 +244,69 @@ def evaluate_gpu(gpu_expect, gpu):
         except Exception as exc:  # a malformed fact must cost one check, never the module
             status, actual, message = "error", None, "%s: %s" % (type(exc).__name__, exc)
         results.append(_result(GPU_CHECKS[key], "gpu", status, expected, actual, message))
+    return results
+
+
+def check_partition(expected, gpu):
+    """One declared partition mode ({set: compute|memory, mode}) against every physical GPU of the fact."""
+    kind, mode = expected.get("set"), expected.get("mode")
+    if kind not in ("compute", "memory") or not isinstance(mode, str) or not mode:
+        raise GpuExpectInvalid("a partition item needs set (compute or memory) and a mode")
+    gpus = physical_gpus(gpu)
+    actual = [entry[kind] for entry in gpus]
+    if not gpus:
+        return "fail", actual, "no GPU found, expected %s partition %s" % (kind, mode)
+    wrong = ["%s: %s" % (describe_gpu(entry), entry[kind] or "unknown") for entry in gpus if entry[kind] != mode]
+    if wrong:
+        return "fail", actual, "%s partition %s expected, %d of %d physical GPUs differ: %s" % (
+            kind, mode, len(wrong), len(gpus), "; ".join(wrong))
+    return "pass", actual, "every physical GPU (%d) is in %s partition %s" % (len(gpus), kind, mode)
+
+
+GPU_ITEM_CHECKERS = {"gpu_partition": check_partition}
+# What follows from the partition modes: while they are not as declared, these fail as their consequence.
+PARTITION_CONSEQUENCES = ("ROCM-GPU-001", "ROCM-GPU-004", "ROCM-TOPO-001")
+PARTITION_REPAIR = ("site.yml: the logical GPUs' count, VRAM and links follow from the partition modes, which "
+                    "ROCM-GPU-005 finds not as declared")
+
+
+def with_partition_repairs(results):
+    """``results`` with the count, VRAM and link checks that a wrong partition mode explains repaired by site.yml."""
+    if not any(result["id"] == "ROCM-GPU-005" and result["status"] == "fail" for result in results):
+        return results
+    for result in results:
+        if result["id"] in PARTITION_CONSEQUENCES and result["status"] == "fail":
+            result["repair"] = PARTITION_REPAIR
+    return results
+
+
+def evaluate_gpu_items(items, gpu):
+    """Results for the roles' items that are checked against the gpu fact (managed_state.GPU_ITEM_KINDS).
+
+    Each keeps its item's ID, title, role and label: a failed one is the change site.yml --check
+    prints under that label. While amdgpu is not loaded the modes cannot be read: skipped, as
+    ROCM-DRV-001 reports the cause.
+    """
+    results = []
+    loaded = (gpu.get("driver") or {}).get("loaded")
+    for item in items or []:
+        expected = item.get("expect")
+        if not loaded:
+            status, actual, message = "skipped", None, "not measurable while amdgpu is not loaded (see %s)" % (
+                GPU_CHECKS["driver"][0])
+        else:
+            try:
+                status, actual, message = GPU_ITEM_CHECKERS[item["kind"]](expected or {}, gpu)
+            except GpuExpectInvalid as exc:
+                status, actual, message = "error", None, "%s: %s" % (item["id"], exc)
+            except Exception as exc:  # a malformed fact must cost one check, never the module
+                status, actual, message = "error", None, "%s: %s" % (type(exc).__name__, exc)
+        result = _result((item["id"], item["title"]), item["kind"], status, expected, actual, message)
+        result.update(role=item.get("role"), label=item.get("label"))
+        if status == "fail":
+            result["repair"] = item.get("repair") or "site.yml (%s)" % item.get("label")
+            result["action"] = "change"
+        results.append(result)
     return results
 
 

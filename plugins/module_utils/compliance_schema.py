@@ -12,12 +12,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import parse_mode
 
 # Type names read as the end of "must be ...".
 STR, INT, BOOL, SCALAR = "a string", "an integer", "a boolean", "a string or an integer"
 LIST, DICT = "a list of strings", "a mapping"
 REQUIRED = object()
+_OVERRIDE = re.compile(r"^HSA_OVERRIDE_GFX_VERSION(?:_\d+)?$")
 
 
 class ItemInvalid(ValueError):
@@ -85,6 +88,34 @@ KIND_FIELDS = {
         "package": _field(STR, REQUIRED),
         "pin": _field(STR, REQUIRED),
         "priority": _field(INT, REQUIRED),
+    },
+    # What a job gets (compliance_environment): a listed user's login shell, or the systemd manager's services.
+    "job_environment": {
+        "scope": _field(STR, REQUIRED, ("login", "service")),
+        "users": _field(LIST, []),
+        "hsa_overrides": _field(DICT, {}),
+        "gfx_targets": _field(LIST, []),
+        "rocm_path": _field(STR, "/opt/rocm"),
+        "release_dir": _field(STR),
+        "require_rocm_path": _field(BOOL, True),
+        "run": _field(BOOL, True),
+        "timeout": _field(INT, 10),
+    },
+    # The listed users can open the device nodes (compliance_access).
+    "device_access": {
+        "users": _field(LIST, REQUIRED),
+        # The groups the inventory puts the users in: a denial for want of one is ROCM-ACCESS-002's finding.
+        "groups": _field(LIST, []),
+        "globs": _field(LIST, ["/dev/kfd", "/dev/dri/renderD*"]),
+        "vendor": _field(STR, "0x1002"),
+        "open": _field(BOOL, False),
+        "timeout": _field(INT, 10),
+    },
+    # Members of a group whom the inventory does not list: a warning, or a failure when exclusive.
+    "group_unlisted": {
+        "group": _field(STR, REQUIRED),
+        "members": _field(LIST, []),
+        "exclusive": _field(BOOL, False),
     },
 }
 KINDS = tuple(sorted(KIND_FIELDS))
@@ -178,6 +209,16 @@ def _check_rules(kind, expect, fail):
         fail("version", "makes no sense with state absent")
     if kind == "apt_source" and expect.get("fingerprint") and not expect.get("signed_by"):
         fail("fingerprint", "needs signed_by (the keyring whose key it pins)")
+    if kind == "job_environment":
+        if expect["scope"] == "login" and not expect["users"]:
+            fail("users", "must not be empty for scope login")
+        for name, value in expect["hsa_overrides"].items():
+            if not _OVERRIDE.match(str(name)) or isinstance(value, (dict, list, bool)) or value is None:
+                fail("hsa_overrides.%s" % name, "must be HSA_OVERRIDE_GFX_VERSION[_<node>] with a version string")
+    if kind in ("job_environment", "device_access") and expect["timeout"] <= 0:
+        fail("timeout", "must be a positive number of seconds")
+    if kind == "device_access" and not (expect["users"] and expect["globs"]):
+        fail("users" if not expect["users"] else "globs", "must not be empty")
     for field in ("parameters", "options"):
         for key, value in (expect.get(field) or {}).items():
             if isinstance(value, (dict, list)) or value is None:

@@ -146,11 +146,16 @@ def _distinct(devices, key):
 
 def _summarize(devices, catalog, problems, warnings):
     class_counts = {}
+    physical = {}
     for device in devices:
         if device["class"]:
             class_counts[device["class"]] = class_counts.get(device["class"], 0) + 1
+            # The partitions of one physical GPU (schema 2's physical_gpu) are one device of its package.
+            key = device.get("physical_gpu")
+            physical.setdefault(device["class"], set()).add(("index", device["index"]) if key is None else key)
     packages = {}
-    for name, count in class_counts.items():
+    for name in class_counts:
+        count = len(physical[name])
         per_package = catalog[name].get("devices_per_package") or 1
         packages[name] = -(-count // per_package)
         if count % per_package:

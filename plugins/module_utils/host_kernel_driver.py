@@ -62,17 +62,21 @@ def kernel_check(records, kernel, kernel_max=None, expected_version=None, module
             % (len(_versions(mine)), module, kernel, ", ".join(_versions(mine)))
         )
     over = above_max(kernel, kernel_max)
-    if over:
-        notes.append("kernel %s is above %s, the newest series this %s builds for" % (kernel, kernel_max, module))
     installed = [r for r in mine if clean_install(r)]
     wanted = [r for r in installed if not expected_version or r["version"].startswith(str(expected_version))]
     if wanted:
+        # Built and installed: the next boot has its GPUs. A kernel newer than AMD lists is said, not warned of.
+        newer = ""
+        if over:
+            newer = " (kernel %s is newer than %s, the newest series AMD lists for it)" % (kernel, kernel_max)
         return {
             "kernel": kernel,
             "state": PASS,
             "notes": notes,
-            "reason": "%s %s is installed for %s" % (module, wanted[0]["version"], kernel),
+            "reason": "%s %s is installed for %s%s" % (module, wanted[0]["version"], kernel, newer),
         }
+    if over:
+        notes.append("kernel %s is above %s, the newest series this %s builds for" % (kernel, kernel_max, module))
     if installed:
         reason = "%s %s is installed for %s, not %s" % (module, installed[0]["version"], kernel, expected_version)
     elif mine:

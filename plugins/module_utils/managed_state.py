@@ -32,9 +32,26 @@ KINDS = {
     "kernel_cmdline": (("params",), {}, lambda o: "boot parameters %s" % " ".join(o["params"])),
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
     "signing_key": (("path", "fingerprint", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
+    # Checked only (no task applies them): what a job gets, who can open the GPUs, who else is in their groups.
+    "job_environment": (("scope",), {"users": [], "hsa_overrides": {}, "gfx_targets": []},
+                        lambda o: "the environment %s get" % ("login shells" if o["scope"] == "login"
+                                                              else "services")),
+    "device_access": (("users",), {"open": False}, lambda o: "the listed users can open the GPU device nodes"),
+    "unlisted_members": (("group",), {"members": [], "exclusive": False},
+                         lambda o: "nobody unlisted in %s" % o["group"]),
+    # A GPU partition mode (set: compute or memory); checked against the gpu fact with the GPU class checks.
+    "gpu_partition": (("set", "mode"), {"memory": None},
+                      lambda o: "%s partition %s on every GPU" % (o["set"], o["mode"])),
 }
 # One object per value: {kind: group, name: [render, video]} is two groups.
-EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "device": "glob"}
+EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "device": "glob",
+           "unlisted_members": "group"}
+# The fields of a checked-only object that its item's expect takes as they are.
+JOB_ENVIRONMENT_FIELDS = ("scope", "users", "hsa_overrides", "gfx_targets", "rocm_path", "release_dir",
+                          "require_rocm_path", "run", "timeout")
+DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
+# Item kinds that the controller evaluates against the gpu fact (compliance_gpu), not node_compliance.
+GPU_ITEM_KINDS = ("gpu_partition",)
 
 
 class ManagedStateError(ValueError):
@@ -91,7 +108,9 @@ def _completed(raw, role, where):
     wants_content = raw["kind"] == "file" and raw.get("state", "present") == "present"
     if wants_content and not (raw.get("template") or "content" in raw):
         raise ManagedStateError("%s: file %s needs a template or a content" % (where, raw["path"]))
-    obj = dict(defaults, **dict((key, value) for key, value in raw.items() if key not in ("when", "values", "users")))
+    # A member object's users were expanded; the checked-only kinds keep theirs.
+    dropped = ("when", "values") if raw["kind"] in ("job_environment", "device_access") else ("when", "values", "users")
+    obj = dict(defaults, **dict((key, value) for key, value in raw.items() if key not in dropped))
     obj["role"] = "%s.%s" % (COLLECTION, role)
     obj["label"] = "%s: %s" % (role, raw.get("label") or identity(obj))
     return obj
@@ -117,6 +136,11 @@ def _ownership(obj):
     return dict((key, obj[key]) for key in ("owner", "group", "mode") if obj.get(key) is not None)
 
 
+def _picked(obj, fields):
+    """The fields ``obj`` sets (an empty string from a template stands for unset)."""
+    return dict((key, obj[key]) for key in fields if obj.get(key) not in (None, ""))
+
+
 def _checks(obj):
     kind = obj["kind"]
     if kind == "file":
@@ -140,7 +164,8 @@ def _checks(obj):
     if kind == "member":
         return [("group_members", {"group": group, "members": [obj["user"]]}, None) for group in obj["groups"]]
     if kind == "exclusive_members":
-        return [("group_members", {"group": obj["group"], "members": obj["members"], "exclusive": True}, None)]
+        # Only who else is in the group: a listed user missing from it is the member object's finding.
+        return [("group_unlisted", {"group": obj["group"], "members": obj["members"], "exclusive": True}, None)]
     if kind == "device":
         return [("device_node", {"glob": obj["glob"], "group": obj["group"], "mode": obj["mode"], "required": False},
                  None)]
@@ -151,6 +176,15 @@ def _checks(obj):
         return [("kernel_cmdline", expect, None)]
     if kind == "package":
         return [("package", {"name": name, "version": obj["version"]}, None) for name in obj["names"]]
+    if kind == "job_environment":
+        return [("job_environment", _picked(obj, JOB_ENVIRONMENT_FIELDS), None)]
+    if kind == "device_access":
+        return [("device_access", _picked(obj, DEVICE_ACCESS_FIELDS), None)]
+    if kind == "unlisted_members":
+        return [("group_unlisted", {"group": obj["group"], "members": obj["members"], "exclusive": obj["exclusive"]},
+                 None)]
+    if kind == "gpu_partition":
+        return [("gpu_partition", {"set": obj["set"], "mode": obj["mode"]}, None)]
     if kind == "signing_key":
         return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprint": obj["fingerprint"]},
                  None)]

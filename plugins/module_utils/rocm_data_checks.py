@@ -16,6 +16,7 @@ import re
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_classification import FAMILIES, SEGMENTS
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import normalize_hex_id
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_overrides import override_problem
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_partitions import catalog_partition_problems
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import (
     normalize_rocm_version,
     parse_version,
@@ -64,6 +65,7 @@ def _catalog_entry_problems(name, entry):
     topology = entry.get("expected_topology")
     if topology and topology.get("link_type") not in LINK_TYPES:
         problems.append("%s: expected_topology.link_type must be one of %s" % (where, ", ".join(LINK_TYPES)))
+    problems.extend(catalog_partition_problems(where, entry.get("partitions")))
     return problems
 
 

@@ -19,12 +19,15 @@ import difflib
 from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decisions
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import choose_driver, driver_table_problems
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_expectations import gpu_class_expectations
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_partitions import partition_decision
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import normalize_rocm_version
 
 # The keys of ``inputs``: the preflight_* variables (and the host's name), templated.
 INPUT_KEYS = ("host", "rocm_version", "accept_unsupported", "expected_class", "expected_gpu_count",
               "expected_package_count", "workload", "min_vram_gib_per_gpu", "reboot_allowed",
               "gpu_catalog_extra", "support_matrix_extra", "amdgpu_driver", "amdgpu_drivers_extra")
+# Keys ``inputs`` may leave out (null): the wanted partition modes, null keeping the GPUs' own.
+OPTIONAL_INPUT_KEYS = ("compute_partition", "memory_partition")
 # difflib's ratio above which a name counts as a likely misspelling; 0.6 is its
 # default and still pairs preflight_rocm_verison with preflight_rocm_version.
 SIMILARITY_CUTOFF = 0.6
@@ -97,13 +100,15 @@ def decide(facts, inputs, catalog, matrix, drivers):
     """{problems, proceed, report, conflicts, gpus, decision} for one host.
 
     ``facts`` is the host's ansible_facts (gpu, distribution, distribution_version,
-    kernel, processor); ``inputs`` has INPUT_KEYS; ``catalog``, ``matrix`` and
+    kernel, processor); ``inputs`` has INPUT_KEYS (and may have OPTIONAL_INPUT_KEYS); ``catalog``, ``matrix`` and
     ``drivers`` (the amdgpu driver lines) are the built-in data combined with the extras.
     The driver line (``amdgpu_driver``: the release's own or the one the inventory
     names, if AMD's user/kernel compatibility allows it) is decided here too. With ``problems`` (bad inventory or
     data) nothing is decided: ``decision`` is None and ``report`` lists them.
     ``decision`` is also made for a host that may not proceed, so the drift check
     can hold it to what it would get; overrides its verdict reports as impossible are {}.
+    Wanted partition modes that a GPU cannot take (rocm_partitions.partition_decision) are
+    ``problems`` too, each naming the host, the GPUs and the allowed pairs; ``decision`` is kept.
     """
     missing = [key for key in INPUT_KEYS if key not in inputs]
     if missing:
@@ -135,11 +140,14 @@ def decide(facts, inputs, catalog, matrix, drivers):
         if support["proceed"]:
             raise
         overrides = {}
+    gpu_classes = dict((device["index"], device["class"]) for device in summary["devices"])
+    partitions = partition_decision(host, facts.get("gpu") or {}, gpu_classes, catalog,
+                                    inputs.get("compute_partition"), inputs.get("memory_partition"))
     decision = {
         "rocm_version": version,
         "amdgpu_driver": driver,
         "classes": summary["classes"],
-        "gpu_classes_by_index": dict((device["index"], device["class"]) for device in summary["devices"]),
+        "gpu_classes_by_index": gpu_classes,
         "gpu_count": summary["count"],
         "gfx_targets": summary["gfx_targets"],
         "tuning": dict((key, tuning[key]) for key in ("boot_params", "sysctls", "modprobe_options")),
@@ -156,7 +164,14 @@ def decide(facts, inputs, catalog, matrix, drivers):
         "summary": summary,
         "expected_classes": expected,
         "min_vram_gib": inputs["min_vram_gib_per_gpu"][inputs["workload"]],
+        # The wanted modes and the logical GPU count they give (null: nothing wanted or not known).
+        "partitions": dict((key, partitions[key]) for key in
+                           ("compute", "memory", "physical_gpu_count", "expected_gpu_count")),
     }
+    if partitions["problems"]:
+        # An invalid pair or a mode a GPU does not offer: refused here, before any role changes anything.
+        return {"problems": partitions["problems"], "proceed": False, "conflicts": tuning["conflicts"],
+                "gpus": support["gpus"], "decision": decision, "report": "; ".join(partitions["problems"])}
     return {"problems": [], "proceed": support["proceed"], "conflicts": tuning["conflicts"],
             "gpus": support["gpus"], "decision": decision, "report": rocm_decisions.preflight_report(support, host)}
 
@@ -167,12 +182,28 @@ def gpu_expectations(decision, catalog, matrix, rocm_version, numa_affinity=None
 
     The classes the inventory declares win over the detected ones (checking a host
     against what it turned out to be would always pass); so does its GPU count.
+    Declared partition modes give the logical count instead of the detected one (physical
+    GPUs x partitions of the mode, ROCM-GPU-001) and each partition's share of the VRAM.
     ``rocm_version`` is the version the packages role installs (None: the decided one).
     """
     classes = decision.get("expected_classes") or [name for name in decision.get("classes") or [] if name]
-    count = decision.get("gpu_count") or 0 if expected_gpu_count in (None, "") else expected_gpu_count
+    partitions = decision.get("partitions") or {}
+    detected = decision.get("gpu_count") or 0
+    if partitions.get("expected_gpu_count") is not None:
+        detected = partitions["expected_gpu_count"]
+    count = detected if expected_gpu_count in (None, "") else expected_gpu_count
     return gpu_class_expectations(
         list(classes), catalog, matrix, int(count), rocm_version=rocm_version or decision.get("rocm_version"),
         min_vram_gib=decision.get("min_vram_gib") or 0, numa_affinity=numa_affinity,
         amdgpu_from_amd=amdgpu_from_amd, rocm_from_amd=rocm_from_amd,
-        driver=decision.get("amdgpu_driver"), kernel=decision.get("kernel"))
+        driver=decision.get("amdgpu_driver"), kernel=decision.get("kernel"),
+        partitions_per_gpu=partitions_per_gpu(decision))
+
+
+def partitions_per_gpu(decision):
+    """Logical GPUs per physical GPU in the declared modes (1: none declared or not partitioned)."""
+    partitions = (decision or {}).get("partitions") or {}
+    count, physical = partitions.get("expected_gpu_count"), partitions.get("physical_gpu_count")
+    if not count or not physical:
+        return 1
+    return max(1, int(count) // int(physical))

@@ -25,6 +25,12 @@ description:
     evaluates them in one M(rocm_fleet.core.node_compliance) call. The GPU class checks run on the controller,
     against the gpu fact, with what the compliance role's C(__compliance_gpu_inputs) adds to the decision (the
     default ROCm release, the declared NUMA affinity, where ROCm and the driver come from).
+  - The same call also runs the health, kernel/DKMS and Secure Boot checks (ROCM-HEALTH-001 to 006, ROCM-KERN-001
+    to 003; M(rocm_fleet.core.node_compliance)'s O(rocm_fleet.core.node_compliance#module:health)), with
+    expectations built here from the decision and preflight's data (the class's firmware minimums in
+    C(roles/preflight/vars/gpu_firmware.yml), the driver line's kernel maximum and module version) and
+    C(compliance_health_ce_threshold). A failing ROCM-HEALTH-002 makes a failing ROCM-TOPO-001 C(skipped), so one cause
+    is reported once (C(docs/compliance-controls.md)).
   - Where the facts came from an earlier run (O(facts_fresh=false)), that call reads the facts again; if they
     differ, the action decides again from the fresh facts and makes a second call, so the results are always those
     of deciding from what the host reports now.
@@ -40,7 +46,7 @@ options:
         imported their variables.
     type: list
     elements: str
-    default: [repo, packages, kernel, access, environment]
+    default: [repo, packages, kernel, partitions, access, environment]
   gpu_sources:
     description:
       - Sources the facts are read again from when O(facts_fresh=false), as in M(rocm_fleet.core.gpu_facts), with
@@ -95,7 +101,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 results:
-  description: One result per item and per GPU class check, as M(rocm_fleet.core.node_compliance) returns them.
+  description:
+    - One result per item, per GPU class check and per health check (per GPU where it applies), as
+      M(rocm_fleet.core.node_compliance) returns them; a health check whose reading is no value is C(unknown).
   returned: success
   type: list
   elements: dict
@@ -103,7 +111,7 @@ summary:
   description: Counts of results by status.
   returned: success
   type: dict
-  sample: {pass: 41, fail: 0, error: 0, skipped: 0, total: 41}
+  sample: {pass: 41, fail: 0, error: 0, skipped: 0, unknown: 0, warn: 0, total: 41}
 gpu:
   description: The C(gpu) fact the checks read.
   returned: success

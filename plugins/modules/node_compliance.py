@@ -20,6 +20,13 @@ description:
     task prints for the object, so a failing item names the change C(ansible-playbook --check) would report.
   - Reads files with open and stat calls only (one C(rpm -qa) call on RPM hosts), so a whole host costs a fraction
     of a second. Never changes anything.
+  - The C(job_environment) and C(device_access) kinds also run commands on the host, each killed after the item's
+    C(timeout) (10 seconds) and only where O(root) is C(/) and the module runs as root (C(become)). C(job_environment)
+    starts each listed user's login shell (C(runuser -l USER -c 'printf MARKER; exec env -0'), C(su -) where runuser
+    is missing, C(-s /bin/sh) for a nologin shell) or reads C(systemctl show-environment); C(device_access) with
+    C(open=true) runs C(runuser -u USER -- /bin/sh -c 'test -r NODE -a -w NODE ...') once per user. Where a command
+    cannot run, the files it would have read decide what they can and the rest is C(skipped) with a message
+    starting C(unknown:), never C(pass).
   - With O(facts=true) it also reads the GPU facts and the host's OS, kernel and CPU facts in the same call, so a
     caller that rendered the items from earlier facts can confirm that they still hold.
   - An invalid item or one whose state cannot be read becomes a result with status C(error) naming the item and
@@ -36,9 +43,9 @@ options:
         (checked by the module itself, so one bad item is one C(error) result, not a failed task)
       - C(id) (required), a stable check ID such as C(ROCM-ENV-001).
       - C(title), what the item asserts; defaults to its C(id).
-      - C(kind) (required), one of C(apt_pin), C(apt_source), C(device_node), C(directory), C(file), C(file_lines),
-        C(group_exists), C(group_members), C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded),
-        C(package), C(sysctl), C(user_exists).
+      - C(kind) (required), one of C(apt_pin), C(apt_source), C(device_access), C(device_node), C(directory),
+        C(file), C(file_lines), C(group_exists), C(group_members), C(group_unlisted), C(job_environment),
+        C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded), C(package), C(sysctl), C(user_exists).
       - C(role), the role that manages the item; C(label), the label its task prints for the object.
       - C(repair), what repairs the item where no task of a role does (a reboot, a person).
       - C(severity), passed through to the result.
@@ -59,6 +66,17 @@ options:
     type: list
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
+  health:
+    description:
+      - The GPU health, kernel/DKMS and Secure Boot checks (ROCM-HEALTH-001 to 006, ROCM-KERN-001 to 003), read in
+        this same call from sysfs, efivars, /boot, /var/lib/dkms and the module directories under O(root); no
+        command runs. Null leaves them out.
+      - Keys, as M(rocm_fleet.core.host_compliance) builds them from the class data, C(ce_threshold) (int),
+        C(ras) (bool, the class has RAS counters), C(firmware) (the class's minimums by FW_ID, each with C(min) and
+        C(source)), C(xgmi) (a mapping with C(peers), or null), C(dkms) (bool), C(kernel_max), C(module_version),
+        C(skip) (check IDs) and C(before_install) (preflight, ROCM-KERN-003 judges whether a module DKMS would
+        build now could load); see C(docs/compliance-checks.md).
+    type: dict
   root:
     description:
       - Root of the tree to inspect, so tests and chroot inspections can point at another tree.
@@ -89,6 +107,11 @@ EXAMPLES = r"""
         role: rocm_fleet.core.kernel
         label: "kernel: kernel.numa_balancing=0"
         expect: {name: kernel.numa_balancing, value: 0}
+      - id: ROCM-ENV-005
+        title: the login shells get no HSA override the GPUs do not need
+        kind: job_environment
+        repair: a person
+        expect: {scope: login, users: [alice], hsa_overrides: {}, gfx_targets: [gfx942], release_dir: /opt/rocm-6.4.1}
       - id: ROCM-BOOT-002
         title: the boot parameters are active in /proc/cmdline
         kind: kernel_cmdline
@@ -132,7 +155,14 @@ results:
       description: As given in the item.
       type: str
     status:
-      description: C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+      description:
+        - C(pass), C(fail), or C(error) when the item is invalid or the state could not be read.
+        - C(unknown) for a health check whose reading is not a value (N/A, EINVAL, a max-uint placeholder, an
+          unreadable file); the message says why. Never a pass.
+        - C(skipped) when the state is not measurable now (the message starts with C(unknown:) and says what could
+          not be seen); C(warn) for a finding that does not fail the host (C(group_unlisted) without C(exclusive)).
+        - C(unknown) when a health state should be measurable but is not (an N/A counter, EINVAL, a placeholder
+          value, an unreadable file); the message gives the reason. It is never a pass.
       type: str
     expected:
       description: The validated expectation, defaults filled in.
@@ -167,7 +197,7 @@ summary:
   description: Counts of results by status, and C(total).
   returned: always
   type: dict
-  sample: {pass: 41, fail: 2, error: 0, skipped: 0, total: 43}
+  sample: {pass: 41, fail: 2, error: 0, skipped: 0, unknown: 0, warn: 0, total: 43}
 ansible_facts:
   description:
     - The C(gpu) fact and the host facts, under the names M(rocm_fleet.core.gpu_facts) gives them.
@@ -179,7 +209,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate, summarize
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import evaluate_health
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
 
 # Module-level so tests can point the tool search away from a real /opt/rocm.
@@ -193,6 +224,7 @@ def main():
             items=dict(type="list", elements="dict", default=[]),
             facts=dict(type="bool", default=False),
             gpu_sources=dict(type="list", elements="str", choices=list(SOURCES)),
+            health=dict(type="dict"),
             root=dict(type="path", default="/", aliases=["sysfs_root"]),
             timeout=dict(type="int", default=30),
         ),
@@ -203,6 +235,9 @@ def main():
         module.fail_json(msg="timeout must be a positive number of seconds, got %d" % params["timeout"])
     try:
         results, summary = evaluate(params["items"], params["root"])
+        if params["health"] is not None:  # in this same call: a nightly drift stays one module call per host
+            results = results + evaluate_health(params["health"], params["root"])
+            summary = summarize(results)
     except Exception as exc:  # never end in a traceback
         module.fail_json(msg="node_compliance: evaluation failed: %s: %s" % (type(exc).__name__, exc))
     if not params["facts"]:

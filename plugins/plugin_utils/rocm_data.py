@@ -75,3 +75,14 @@ def preflight_data(catalog_extra=None, matrix_extra=None, drivers_extra=None):
     extras = (catalog_extra, matrix_extra, drivers_extra)
     pairs = zip(DATA_FILES, extras, strict=True)
     return tuple(_combined(variable, name, extra) for (_, variable, name), extra in pairs)
+
+
+FIRMWARE_FILE = ("gpu_firmware.yml", "__preflight_gpu_firmware")
+
+
+def firmware_minimums():
+    """{class: {FW_ID: {min, source, ...}}} of roles/preflight/vars/gpu_firmware.yml, a fresh copy per call."""
+    name, variable = FIRMWARE_FILE
+    if variable not in _builtin:
+        _builtin[variable] = _read(name, variable)
+    return copy.deepcopy(_builtin[variable])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -15,8 +16,12 @@ def test_check(compliance_check):
         pytest.skip(f"{check.id}: {check.message}")
     if check.status == "waived":
         pytest.skip(f"waived: {check.waiver.reason} (expires {check.waiver.expires})")
+    if check.status == "warn":  # reported, never a failure
+        warnings.warn(f"{name} {check.id}: {check.message}", stacklevel=1)
+        return
+    # unknown fails: the suite is the proof, and a check nobody could measure proves nothing (waive it instead).
     details = json.dumps({"expected": check.expected, "actual": check.actual}, indent=1, default=str)[:4000]
-    assert check.status == "pass", f"{name} {check.id} {check.title}: {check.message}\n{details}"
+    assert check.status == "pass", f"{name} {check.id} {check.title} is {check.status}: {check.message}\n{details}"
 
 
 def test_no_pending_change(compliance_host):

@@ -16,7 +16,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 ANSIBLE_PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
-ROLES = ("repo", "packages", "kernel", "access", "environment")
+ROLES = ("repo", "packages", "kernel", "partitions", "access", "environment")
 
 # Task files that only one OS family includes, by the family's vars file.
 FAMILY_TASK_FILES = {

@@ -12,6 +12,8 @@ says why and the test asserts that documented behaviour instead. Every message
 names the tool and its version, so a new forky release that breaks it says so.
 """
 
+import re
+
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
 from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocm_smi as rocm_smi
@@ -24,7 +26,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner im
 
 from rocm_fleet.hardware import available_profiles, load_profile
 from rocm_fleet.hardware.sandbox import sandbox_problem
-from rocm_fleet.hardware.tool_limits import NOT_THE_GPU, UNKNOWN
+from rocm_fleet.hardware.tool_limits import CPX_VIEWS, NOT_THE_GPU, UNKNOWN, upstream_version
 from rocm_fleet.hardware.toolcheck import RenderedHost, ToolUnderTest, prefetch, runner, tool_version
 from rocm_fleet.lab.toolroots import TOOL_ROOTS, ensure_tool_roots
 
@@ -231,8 +233,12 @@ def check_topology(where, topology, expected, key, limits):
         assert topology[key] is None, message + " (documented as unknown: %s)" % limit.why
 
 
+# Partitioned profiles: the tools' partition views differ from gpu_facts' by design (CPX_VIEWS).
+UNPARTITIONED = [name for name in available_profiles() if not load_profile(name).partitioned]
+
+
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda tool: "%s-%s" % (tool.tool, tool.suite))
-@pytest.mark.parametrize("name", [name for name in available_profiles() if load_profile(name).gpus])
+@pytest.mark.parametrize("name", [name for name in UNPARTITIONED if load_profile(name).gpus])
 def test_tool_agrees_with_the_hardware_model(name, tool, hosts, tool_roots, versions, outputs):
     crosscheck(tool, hosts(name), tool_roots, versions, outputs)
 
@@ -271,3 +277,31 @@ def test_rocminfo_names_dev_kfd_as_what_it_lacks(suite, hosts, tool_roots, outpu
     # ROCMINFO_LIMIT (tool_limits.py): no amdkfd behind /dev/kfd, so no agent; never 0 healthy GPUs.
     assert state == "failed", "%s: %s" % (version.label, report)
     assert "/dev/kfd" in " ".join(report["warnings"]), "%s: %s" % (version.label, report["warnings"])
+
+
+CONCISE_ROW = re.compile(r"^(\d+)\s+\d+\s+\S+,\s+\d+\s+.*?(N/A|NPS\d), (N/A|[SDTQC]PX), (\d+)", re.M)
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda tool: "%s-%s" % (tool.tool, tool.suite))
+def test_tools_on_the_cpx_profile(tool, hosts, tool_roots, versions, outputs):
+    """What each real tool prints for 8x MI300X in CPX/NPS4: devices, modes, partition IDs (CPX_VIEWS)."""
+    host = hosts("mi300x-8-cpx-nps4")
+    version = versions[tool]
+    listed, with_modes, ids, why = CPX_VIEWS[(tool.tool, upstream_version(version.debian))]
+    where = "%s on %s (%s)" % (version.label, host.name, why)
+    run = runner(tool_roots[tool.suite], host, tool.tool, TOOL_ENV, outputs)
+    if tool.tool == "rocm-smi":
+        text = run([])[1]
+        rows = [line for line in text.splitlines() if re.match(r"^\d+\s", line)]
+        parts = CONCISE_ROW.findall(text)
+        shown = [int(part[3]) for part in parts]
+        modes = sum(1 for part in parts if part[1:3] == ("NPS4", "CPX"))
+    else:
+        text = run(["static", "--partition"])[1]
+        rows = re.findall(r"^GPU: \d+", text, re.M)
+        modes = len(re.findall(r"(?:COMPUTE|ACCELERATOR)_PARTITION: CPX\s+MEMORY_PARTITION: NPS4", text))
+        shown = [int(value) for value in re.findall(r"PARTITION_ID: (\d+)", text)]
+    assert len(rows) == listed, "%s: %d devices" % (where, len(rows))
+    assert modes == with_modes, "%s: %d show NPS4, CPX" % (where, modes)
+    expected = {None: [], "all 0": [0] * listed, "0-7": [i % 8 for i in range(listed)]}[ids]
+    assert shown == expected, "%s: partition IDs %s" % (where, shown)

@@ -6,7 +6,7 @@ one version is either understood by another or refused with a reason.
 
 A host's status is derived, never stored independently: the engine marks a
 host unreachable or errored (with a reason in ``error``); otherwise the checks
-and the pending changes decide between "drift" and "compliant".
+and the pending changes decide between "drift", "unverified" and "compliant".
 """
 
 from __future__ import annotations
@@ -18,12 +18,23 @@ from typing import Any
 
 from rocm_fleet.drift.schema import ReportFormatError, require, require_choice
 
-# 2: a change is named by its object's label, no longer by a task's name.
+# 2: a change is named by its object's label, no longer by a task's name. The check statuses
+# "unknown" and "warn", the host status "unverified" and their summary counts came later without a
+# bump: a report without them reads as before (SUMMARY_ADDED), and an older reader refuses a report
+# that has them by naming the status it does not know.
 SCHEMA_VERSION = 2
 
-HOST_STATUSES = ("compliant", "drift", "unreachable", "error")
-# skipped: not measurable on this host now (a GPU check while amdgpu is not loaded).
-CHECK_STATUSES = ("pass", "fail", "waived", "error", "skipped")
+# unverified: reached, nothing differs, but a check could not be measured ("unknown"): not compliant.
+HOST_STATUSES = ("compliant", "drift", "unreachable", "error", "unverified")
+# skipped: does not apply on this host now (a GPU check while amdgpu is not loaded).
+# unknown: should be measurable but was not (an N/A counter, EINVAL, a max-uint placeholder, an
+#   unreadable file); never a pass, and it keeps a host from being compliant.
+# warn: a finding that is reported but does not fail (an unlisted GPU-group member, access not exclusive).
+CHECK_STATUSES = ("pass", "fail", "waived", "error", "skipped", "unknown", "warn")
+# A waiver can excuse these; "error" (the check could not run) never: that would hide a broken check.
+WAIVABLE_STATUSES = ("fail", "unknown", "warn")
+# Summary keys added to schema 2 later: a stored summary may lack them only where they are 0.
+SUMMARY_ADDED = ("unverified", "unknown_checks", "warnings")
 # Mirrors plugins/module_utils/gpu_model.LINK_TYPES (a test keeps them equal);
 # the controller package cannot import collection code when installed alone.
 LINK_TYPES = ("SELF", "XGMI", "PCIE", "UNKNOWN")
@@ -199,11 +210,21 @@ class HostResult:
             return "error"
         if self.changes or any(check.counts_as_drift for check in self.checks):
             return "drift"
+        if self.unknown_checks:
+            return "unverified"
         return "compliant"
 
     @property
     def failed_checks(self) -> list[CheckResult]:
         return [check for check in self.checks if check.counts_as_drift]
+
+    @property
+    def unknown_checks(self) -> list[CheckResult]:
+        return [check for check in self.checks if check.status == "unknown"]
+
+    @property
+    def warnings(self) -> list[CheckResult]:
+        return [check for check in self.checks if check.status == "warn"]
 
     def to_dict(self) -> dict:
         return {
@@ -279,6 +300,8 @@ class DriftReport:
             **counts,
             "failed_checks": sum(len(host.failed_checks) for host in self.hosts.values()),
             "changes": sum(len(host.changes) for host in self.hosts.values()),
+            "unknown_checks": sum(len(host.unknown_checks) for host in self.hosts.values()),
+            "warnings": sum(len(host.warnings) for host in self.hosts.values()),
         }
 
     def to_dict(self) -> dict:
@@ -302,8 +325,15 @@ class DriftReport:
             stale_waivers=list(data.get("stale_waivers") or []),
         )
         stored = data.get("summary")
-        if stored is not None and dict(stored) != report.summary():
-            raise ReportFormatError(f"report.summary: {dict(stored)} does not match the hosts {report.summary()}")
+        if stored is not None:
+            if not isinstance(stored, Mapping):
+                raise ReportFormatError(f"report.summary: expected an object, got {stored!r}")
+            computed = report.summary()
+            # A report written before these counts existed has none of them, and they are 0 there.
+            expected = {key: value for key, value in computed.items()
+                        if key in stored or key not in SUMMARY_ADDED or value != 0}
+            if dict(stored) != expected:
+                raise ReportFormatError(f"report.summary: {dict(stored)} does not match the hosts {computed}")
         return report
 
 
@@ -315,6 +345,11 @@ def exit_code(report: DriftReport) -> int:
     not run there (a per-host "error" is a finding about that host, not a
     failure of the command); else 0. A run that covered no host checked
     nothing, so it is 1, like a run that could not start.
+
+    An "unverified" host (a check could not be measured, nothing differs) and
+    warnings do not change it: nothing was found to differ from the inventory,
+    and an N/A counter is no reason to repair a host. They are in every report
+    form instead (the host status, the summary, rocm_fleet_host_unknown_checks).
     """
     if not report.hosts:
         return EXIT_CANNOT_RUN

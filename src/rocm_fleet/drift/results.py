@@ -2,7 +2,9 @@
 
 node_compliance returns one result per item (several items may share a check
 ID: one per file, user or package) and one per GPU class check. A check passes
-when all its items pass; it errors when any item could not be read. A failed
+when all its items pass; it errors when any item could not be read; else it
+fails when any item fails, is unknown when any item could not be measured, and
+warns when any item warns (``_PRECEDENCE``); every such item's message shows. A failed
 item with a label is also a change that ``ansible-playbook site.yml --check``
 would report under that label (the role's task prints it as its loop item);
 an item that no task repairs says what does instead (``repair``).
@@ -15,18 +17,33 @@ from collections.abc import Mapping
 from rocm_fleet.drift.model import LINK_TYPES, Change, CheckResult, GpuSummary, HostResult
 from rocm_fleet.drift.schema import ReportFormatError
 
+# What node_compliance gives an item (compliance_evaluate.STATUSES; a test keeps them equal).
+ITEM_STATUSES = ("pass", "fail", "error", "skipped", "unknown", "warn")
+# A check with several items takes the first of these that any item has; "skipped" only when all are.
+_PRECEDENCE = ("error", "fail", "unknown", "warn")
+
+
+def _known_status(result: Mapping) -> Mapping:
+    """An item status this version does not know is an error of the check, never a quiet pass."""
+    if result["status"] in ITEM_STATUSES:
+        return result
+    message = f"status {result['status']!r} is not one of {', '.join(ITEM_STATUSES)}: {result.get('message') or ''}"
+    return {**result, "status": "error", "message": message.rstrip(": ")}
+
 
 def check_results(results: list[Mapping]) -> list[CheckResult]:
     by_id: dict[str, list[Mapping]] = {}
     for result in results:
-        by_id.setdefault(result["id"], []).append(result)
+        by_id.setdefault(result["id"], []).append(_known_status(result))
     checks = []
     for check_id, items in by_id.items():
-        bad = [item for item in items if item["status"] in ("fail", "error")]
+        # Every item that is a finding shows, whatever the check's status: a warning or an unknown reason
+        # beside a failure is not dropped.
+        findings = [item for item in items if item["status"] in _PRECEDENCE]
         skipped = all(item["status"] == "skipped" for item in items)
-        status = "error" if any(item["status"] == "error" for item in bad) else "fail" if bad else \
-            "skipped" if skipped else "pass"
-        shown = bad or items
+        status = next((wanted for wanted in _PRECEDENCE if any(item["status"] == wanted for item in findings)),
+                      "skipped" if skipped else "pass")
+        shown = findings or items
         checks.append(
             CheckResult(
                 id=check_id,
@@ -34,8 +51,8 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
                 status=status,
                 expected=shown[0]["expected"] if len(shown) == 1 else [item["expected"] for item in shown],
                 actual=shown[0]["actual"] if len(shown) == 1 else [item["actual"] for item in shown],
-                repair="; ".join(dict.fromkeys(item["repair"] for item in bad if item.get("repair"))),
-                message="; ".join(item["message"] for item in bad) if bad else
+                repair="; ".join(dict.fromkeys(item["repair"] for item in findings if item.get("repair"))),
+                message="; ".join(item["message"] for item in findings) if findings else
                 items[0]["message"] if skipped else f"{len(items)} item(s) as expected",
             )
         )

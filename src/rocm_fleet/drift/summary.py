@@ -7,18 +7,27 @@ from rocm_fleet.drift.model import DriftReport, exit_code
 MAX_LISTED_CHECKS = 6
 
 
+def _ids(checks: list) -> str:
+    ids = [check.id for check in checks]
+    shown = ", ".join(ids[:MAX_LISTED_CHECKS])
+    if len(ids) > MAX_LISTED_CHECKS:
+        shown += f", +{len(ids) - MAX_LISTED_CHECKS} more"
+    return shown
+
+
 def _host_line(name: str, width: int, report: DriftReport) -> str:
     host = report.hosts[name]
     status = host.status
     if status in ("unreachable", "error"):
         detail = host.error or "no reason given"
     else:
-        failed = [check.id for check in host.failed_checks]
-        shown = ", ".join(failed[:MAX_LISTED_CHECKS])
-        if len(failed) > MAX_LISTED_CHECKS:
-            shown += f", +{len(failed) - MAX_LISTED_CHECKS} more"
+        detail = f"failed: {_ids(host.failed_checks) or '-'}; changes: {len(host.changes)}"
+        # Never left out when there are any: an unknown keeps the host from compliant, a warning is a finding.
+        if host.unknown_checks:
+            detail += f"; unknown: {_ids(host.unknown_checks)}"
+        if host.warnings:
+            detail += f"; warnings: {_ids(host.warnings)}"
         waived = sum(1 for check in host.checks if check.status == "waived")
-        detail = f"failed: {shown or '-'}; changes: {len(host.changes)}"
         if waived:
             detail += f"; waived: {waived}"
     # Keep each host on one line, whatever the error text holds.
@@ -33,9 +42,10 @@ def format_summary(report: DriftReport) -> str:
     lines = ["Drift summary:"]
     lines.extend(_host_line(name, width, report) for name in names)
     lines.append(
-        f"{summary['hosts']} hosts: {summary['compliant']} compliant, {summary['drift']} drift, "
-        f"{summary['unreachable']} unreachable, {summary['error']} error; "
-        f"{summary['failed_checks']} failed checks, {summary['changes']} changes"
+        f"{summary['hosts']} hosts: {summary['compliant']} compliant, {summary['unverified']} unverified, "
+        f"{summary['drift']} drift, {summary['unreachable']} unreachable, {summary['error']} error; "
+        f"{summary['failed_checks']} failed checks, {summary['unknown_checks']} unknown checks, "
+        f"{summary['warnings']} warnings, {summary['changes']} changes"
     )
     if report.stale_waivers:
         lines.append(f"{len(report.stale_waivers)} stale waivers:")

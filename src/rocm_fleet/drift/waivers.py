@@ -14,14 +14,17 @@ its group names. A pattern of only exclusions starts from all hosts.
 
 Rules ``apply_waivers`` follows:
 
-* Only a check with status "fail" can be waived. "error" means the check could
+* A check with status "fail", "unknown" or "warn" (``WAIVABLE_STATUSES``: every
+  finding of a check that ran) can be waived. "error" means the check could
   not run; waiving it would hide a broken check.
-* An unexpired matching waiver turns "fail" into "waived" (the first one in
-  file order wins).
-* When the only matching waivers have expired, the check stays "fail" and its
-  message starts with "waiver expired on DATE: REASON": an expired waiver fails.
-* A waiver that matched checks on some host but none of them failed is stale:
-  the exception is gone. It is listed in ``report.stale_waivers`` (and so in
+* An unexpired matching waiver turns the finding into "waived" (the first one
+  in file order wins); the message (the failure, the reason it is unknown, the
+  warning) stays.
+* When the only matching waivers have expired, the check keeps its status and
+  its message starts with "waiver expired on DATE: REASON": an expired waiver
+  fails (or stays unknown, or warns).
+* A waiver that matched checks on some host but none of them was a finding is
+  stale: the exception is gone. It is listed in ``report.stale_waivers`` (and so in
   every form of the report) and changes no status. A waiver that matched no
   check at all is not listed: under ``--limit`` its hosts were not looked at.
 """
@@ -37,7 +40,7 @@ from pathlib import Path
 
 import yaml
 
-from rocm_fleet.drift.model import AppliedWaiver, DriftReport
+from rocm_fleet.drift.model import WAIVABLE_STATUSES, AppliedWaiver, DriftReport
 
 ENTRY_KEYS = ("check", "hosts", "reason", "expires")
 _PATTERN_SEPARATORS = re.compile(r"[:,]")
@@ -198,7 +201,7 @@ def apply_waivers(
                 if waiver.matches_check(check.id) and waiver.matches_host(name, groups)
             ]
             matched_any.update(matching)
-            if check.status != "fail" or not matching:
+            if check.status not in WAIVABLE_STATUSES or not matching:
                 continue
             matched_failing.update(matching)
             active = [waivers[index] for index in matching if not waivers[index].expired(today)]
@@ -217,4 +220,4 @@ def apply_waivers(
 
 def _stale_note(waiver: Waiver, today: datetime.date) -> str:
     state = "expired and " if waiver.expired(today) else ""
-    return f"{waiver.describe()} -- {state}no longer needed: every check it covers passes"
+    return f"{waiver.describe()} -- {state}no longer needed: no check it covers fails, is unknown or warns"

@@ -10,7 +10,12 @@ A profile file has these top-level keys (every number cites its source in
 * ``gpu_model``: defaults for every GPU (keys of ``model.Gpu``)
 * ``gpus``: per-GPU ``{bus, numa_node, ...overrides}``, in probe order
 * ``xgmi``: ``{all_pairs: {weight}}`` or ``{pairs: [{gpus: [i, j], weight}]}``
+* ``boot_firmware``: ``bios`` (default: no /sys/firmware/efi) or ``uefi`` (efivars, Secure Boot off)
 * ``sources``: key -> where the value comes from
+
+Health keys of a GPU (``gpu_model`` or per GPU): ``firmware`` ({fw_version name: version},
+e.g. ``smc: 0x00558200``) and ``ras_blocks`` ("umc, sdma, ..."; absent: no RAS), see
+``render_health.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ import yaml
 from rocm_fleet.hardware.model import (
     BUS_PATTERN,
     GFX_PATTERN,
+    MAX_XCP,
+    MEMORY_PARTITIONS_OF_MODE,
+    PARTITIONS_OF_MODE,
     XGMI_HOP_WEIGHT,
     CpuNode,
     Gpu,
@@ -30,9 +38,22 @@ from rocm_fleet.hardware.model import (
     Profile,
     ProfileError,
 )
+from rocm_fleet.hardware.render_health import FIRMWARE_NAMES, RAS_BLOCKS
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
-_TOP_KEYS = {"name", "description", "driver", "cpus", "numa_distance", "gpu_model", "gpus", "xgmi", "sources"}
+_TOP_KEYS = {
+    "name",
+    "description",
+    "driver",
+    "cpus",
+    "numa_distance",
+    "gpu_model",
+    "gpus",
+    "xgmi",
+    "sources",
+    "boot_firmware",
+}
+BOOT_FIRMWARE = ("bios", "uefi")
 _GPU_FIELDS = {field.name: field for field in dataclasses.fields(Gpu)}
 _CPU_FIELDS = {field.name for field in dataclasses.fields(CpuNode)}
 
@@ -91,6 +112,9 @@ def profile_from_dict(data, origin="<profile>"):
         _build_gpu(defaults, entry, "gpus[%d]" % i, numa_nodes, fail)
         for i, entry in enumerate(_list(data["gpus"], "gpus", fail))
     )
+    boot_firmware = data.get("boot_firmware", "bios")
+    if boot_firmware not in BOOT_FIRMWARE:
+        fail("boot_firmware", "must be one of %s, got %r" % (BOOT_FIRMWARE, boot_firmware))
     buses = [gpu.bus for gpu in gpus]
     if len(set(buses)) != len(buses):
         fail("gpus", "PCI bus addresses repeat: %s" % buses)
@@ -105,6 +129,8 @@ def profile_from_dict(data, origin="<profile>"):
         gpus=gpus,
         links=_xgmi_links(data.get("xgmi"), len(gpus), fail),
         sources=dict(data.get("sources") or {}),
+        boot_firmware=boot_firmware,
+        xgmi_hive=bool(data.get("xgmi")),
     )
 
 
@@ -185,7 +211,52 @@ def _build_gpu(defaults, entry, where, numa_nodes, fail):
         fail(where + ".gfx_target", "must look like gfx942 or gfx90a, got %r" % values["gfx_target"])
     if values["numa_node"] not in numa_nodes:
         fail(where + ".numa_node", "%r is not one of the cpus' NUMA nodes %s" % (values["numa_node"], numa_nodes))
-    return Gpu(**values)
+    values["firmware"] = _firmware(values.get("firmware"), where + ".firmware", fail)
+    unknown_blocks = sorted(set(_split(values.get("ras_blocks"))) - set(RAS_BLOCKS))
+    if unknown_blocks:
+        fail(where + ".ras_blocks", "unknown RAS blocks %s (amdgpu names: %s)" % (unknown_blocks, list(RAS_BLOCKS)))
+    gpu = Gpu(**values)
+    _check_partitions(gpu, where, fail)
+    return gpu
+
+
+def _split(text):
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
+def _firmware(mapping, where, fail):
+    """{name: version} -> ((name, version), ...) in amdgpu's attribute order."""
+    if not mapping:
+        return ()
+    if not isinstance(mapping, dict):
+        fail(where, "must be a mapping of fw_version names to versions")
+    for name, version in mapping.items():
+        if name not in FIRMWARE_NAMES:
+            fail(where, "%r is not an amdgpu fw_version name (%s)" % (name, ", ".join(FIRMWARE_NAMES)))
+        _int(version, "%s.%s" % (where, name), fail)
+    return tuple((name, mapping[name]) for name in FIRMWARE_NAMES if name in mapping)
+
+
+def _check_partitions(gpu, where, fail):
+    """A compute/memory mode pair the GPU can be in (amdgpu refuses the others)."""
+    compute, memory = gpu.compute_partition, gpu.memory_partition
+    if compute is not None and compute not in (*PARTITIONS_OF_MODE, "CPX"):
+        fail(where + ".compute_partition", "must be one of SPX, DPX, TPX, QPX, CPX, got %r" % compute)
+    if memory is not None and memory not in MEMORY_PARTITIONS_OF_MODE:
+        fail(where + ".memory_partition", "must be one of %s, got %r" % (sorted(MEMORY_PARTITIONS_OF_MODE), memory))
+    if not 1 <= gpu.xcc_count <= MAX_XCP:
+        fail(where + ".xcc_count", "must be 1..%d, got %d" % (MAX_XCP, gpu.xcc_count))
+    count = gpu.partition_count
+    if gpu.xcc_count % count or gpu.compute_units % count:
+        fail(
+            where + ".compute_partition",
+            "%s does not split %d XCCs and %d CUs evenly" % (compute, gpu.xcc_count, gpu.compute_units),
+        )
+    if memory is not None and count % MEMORY_PARTITIONS_OF_MODE[memory]:
+        # KFD_XCP_MEMORY_SIZE: each memory partition is shared by whole compute partitions (no SPX/NPS4).
+        fail(
+            where + ".memory_partition", "%s with %s: %d partitions cannot share %s" % (compute, memory, count, memory)
+        )
 
 
 def _xgmi_links(spec, gpu_count, fail):
@@ -209,5 +280,6 @@ def _xgmi_links(spec, gpu_count, fail):
             fail(where, "GPU indices must differ and be below %d, got %s" % (gpu_count, pair["gpus"]))
         if frozenset((i, j)) in links:
             fail(where, "link %d-%d listed twice" % (i, j))
-        links[frozenset((i, j))] = Link("XGMI", _int(pair.get("weight", XGMI_HOP_WEIGHT), where + ".weight", fail, 1))
+        weight = _int(pair.get("weight", XGMI_HOP_WEIGHT), where + ".weight", fail, 1)
+        links[frozenset((i, j))] = Link("XGMI", weight, _int(pair.get("links", 1), where + ".links", fail))
     return links

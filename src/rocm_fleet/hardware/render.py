@@ -36,6 +36,13 @@ and need every KFD node's ``p2p_links`` directory (``render_kfd.py``). What they
 take from DRM or KFD ioctls instead, which no rendered tree can answer, is listed
 per tool version in ``tool_limits.py`` and checked by
 tests/integration/test_tool_crosscheck.py.
+
+A partitioned GPU (``Profile.partitions()``, e.g. mi300x-8-cpx-nps4) has the
+partition files under its PCI device (current_/available_compute_partition,
+current_/available_memory_partition), its partition 0's card and render node
+below it, and every further DRM slot on a ``devices/platform/amdgpu_xcp.N``
+platform device with no other files, as amdxcp registers them (real layout:
+a 4x MI300A node lists amdgpu_xcp.0-27, card1/renderD129 on amdgpu_xcp.0).
 """
 
 from __future__ import annotations
@@ -45,10 +52,11 @@ import os
 import struct
 from pathlib import Path
 
+from rocm_fleet.hardware.render_efi import render_efi
+from rocm_fleet.hardware.render_health import health_files, xgmi_num_links
 from rocm_fleet.hardware.render_kfd import render_kfd, unique_id
 
 DRM_MAJOR = 226
-RENDER_MINOR_BASE = 128
 # amdkfd registers /dev/kfd with register_chrdev(0, ...): the major is dynamic.
 # 234 is what Debian 12 kernels usually hand out; the lab only needs it to agree
 # with /sys/devices/virtual/kfd/kfd/dev.
@@ -115,8 +123,10 @@ def render_profile(profile, root):
     for name in ("class/drm", "class/hwmon", "bus/pci/devices", "devices/system/node"):
         tree.mkdir(name)
     _render_numa(tree, profile)
+    render_efi(profile, tree.write_bytes)
+    slots = profile.drm_slots() if profile.driver_loaded else {}
     for index, gpu in enumerate(profile.gpus):
-        _render_pci_device(tree, profile, index, gpu)
+        _render_pci_device(tree, profile, index, gpu, slots.get(index))
     nodes = []
     if profile.driver_loaded:
         _render_module(tree, profile)
@@ -124,10 +134,12 @@ def render_profile(profile, root):
         tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
         nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0))
-        for index, _gpu in enumerate(profile.gpus):
-            nodes.append(DeviceNode("/dev/dri/card%d" % index, DRM_MAJOR, index))
-            render_minor = RENDER_MINOR_BASE + index
-            nodes.append(DeviceNode("/dev/dri/renderD%d" % render_minor, DRM_MAJOR, render_minor))
+        for index in range(len(profile.gpus)):
+            for slot in slots[index]:  # none for a GPU whose probe failed
+                if slot.platform_device:
+                    _render_xcp_device(tree, slot)
+                nodes.append(DeviceNode("/dev/dri/card%d" % slot.card_minor, DRM_MAJOR, slot.card_minor))
+                nodes.append(DeviceNode("/dev/dri/renderD%d" % slot.render_minor, DRM_MAJOR, slot.render_minor))
     return RenderResult(root, tree.sys_dir, tuple(nodes), tuple(gpu.bus for gpu in profile.gpus))
 
 
@@ -152,7 +164,9 @@ def _render_module(tree, profile):
     tree.link("module/amdgpu/drivers/pci:amdgpu", "../../../bus/pci/drivers/amdgpu")
 
 
-def _render_pci_device(tree, profile, index, gpu):
+def _render_pci_device(tree, profile, index, gpu, slots):
+    # A function amdgpu failed to probe keeps its PCI files only: no driver link, DRM, hwmon or amdgpu files.
+    bound = profile.driver_loaded and not gpu.init_failed
     path = device_dir(gpu)
     cpulist = profile.cpus[gpu.numa_node].cpulist
     ids = "%04X:%04X" % (gpu.vendor_id, gpu.device_id)
@@ -183,25 +197,29 @@ def _render_pci_device(tree, profile, index, gpu):
         "numa_node": str(gpu.numa_node),
         "local_cpulist": cpulist,
         "enable": "1",
-        "current_link_speed": gpu.pcie_speed,
+        "current_link_speed": gpu.current_link_speed or gpu.pcie_speed,
         "max_link_speed": gpu.pcie_speed,
-        "current_link_width": str(gpu.pcie_width),
+        "current_link_width": str(gpu.current_link_width or gpu.pcie_width),
         "max_link_width": str(gpu.pcie_width),
-        "uevent": ("DRIVER=amdgpu\n" if profile.driver_loaded else "") + uevent.rstrip("\n"),
+        "uevent": ("DRIVER=amdgpu\n" if bound else "") + uevent.rstrip("\n"),
         # lspci -v reads these next to config: no legacy IRQ (amdgpu uses MSI), no BARs mapped.
         "irq": "0",
         "resource": "\n".join(["0x0000000000000000 0x0000000000000000 0x0000000000000000"] * 13),
     }
     tree.link("bus/pci/devices/" + gpu.bus, "../../../" + path)
-    if profile.driver_loaded:
+    if bound:
         files.update(_amdgpu_files(gpu))
+        for name, text in health_files(gpu).items():
+            tree.write("%s/%s" % (path, name), text)
+        if profile.xgmi_hive:
+            tree.write(path + "/xgmi_num_links", xgmi_num_links(profile, index))
         tree.link(path + "/driver", "../../../bus/pci/drivers/amdgpu")
         tree.link("bus/pci/drivers/amdgpu/" + gpu.bus, "../../../../" + path)
-        _render_drm(tree, path, index)
+        _render_drm(tree, path, slots[0])
         _render_hwmon(tree, path, index, gpu)
     for name, text in files.items():
         tree.write("%s/%s" % (path, name), text + "\n")
-    tree.write_bytes(path + "/config", pci_config_header(gpu, profile.driver_loaded))
+    tree.write_bytes(path + "/config", pci_config_header(gpu, bound))
 
 
 def pci_config_header(gpu, driver_loaded):
@@ -247,12 +265,17 @@ def _amdgpu_files(gpu):
         "gpu_busy_percent": "0",
         "unique_id": "%016x" % unique_id(gpu),
         "product_name": gpu.product,
-        "power_dpm_force_performance_level": "auto",
+        "power_dpm_force_performance_level": gpu.performance_level,
         "pp_sclk_od": "0",
         "pp_mclk_od": "0",
         "pp_dpm_sclk": "0: 500Mhz *\n1: 1700Mhz\n2: 2100Mhz",
         "pp_dpm_mclk": "0: 900Mhz\n1: 1300Mhz *",
-        "pp_dpm_pcie": "0: %s, x%d %s *" % (gpu.pcie_speed.split()[0] + "GT/s,", gpu.pcie_width, "619Mhz"),
+        "pp_dpm_pcie": "0: %s, x%d %s *"
+        % (
+            (gpu.current_link_speed or gpu.pcie_speed).split()[0] + "GT/s,",
+            gpu.current_link_width or gpu.pcie_width,
+            "619Mhz",
+        ),
         # rocm_smi_lib skips cards without it; rocm-smi 5.2.3 --showproductname crashes when it is empty.
         "vbios_version": gpu.vbios_version,
     }
@@ -261,12 +284,31 @@ def _amdgpu_files(gpu):
         files["current_compute_partition"] = gpu.compute_partition
     if gpu.memory_partition:
         files["current_memory_partition"] = gpu.memory_partition
+    if gpu.available_compute_partitions:
+        files["available_compute_partition"] = gpu.available_compute_partitions
+    if gpu.available_memory_partitions:
+        files["available_memory_partition"] = gpu.available_memory_partitions
     return files
 
 
-def _render_drm(tree, path, index):
-    render_minor = RENDER_MINOR_BASE + index
-    for name, minor in (("card%d" % index, index), ("renderD%d" % render_minor, render_minor)):
+def _render_xcp_device(tree, slot):
+    """A secondary partition's platform device, as amdxcp registers it (platform_device_register_simple,
+    no driver bound): its DRM minors hang below it, not below the PCI device."""
+    path = "devices/platform/" + slot.platform_device
+    tree.write(path + "/uevent", "MODALIAS=platform:%s\n" % slot.platform_device)
+    tree.write(path + "/modalias", "platform:%s\n" % slot.platform_device)
+    tree.write(path + "/driver_override", "(null)\n")
+    tree.link(path + "/subsystem", "../../../bus/platform")
+    tree.mkdir("bus/platform/drivers")
+    tree.link("bus/platform/devices/" + slot.platform_device, "../../../" + path)
+    _render_drm(tree, path, slot)
+
+
+def _render_drm(tree, path, slot):
+    for name, minor in (
+        ("card%d" % slot.card_minor, slot.card_minor),
+        ("renderD%d" % slot.render_minor, slot.render_minor),
+    ):
         node = "%s/drm/%s" % (path, name)
         tree.write(node + "/dev", "%d:%d\n" % (DRM_MAJOR, minor))
         uevent = "MAJOR=%d\nMINOR=%d\nDEVNAME=dri/%s\nDEVTYPE=drm_minor\n" % (DRM_MAJOR, minor, name)

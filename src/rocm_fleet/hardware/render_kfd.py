@@ -19,6 +19,15 @@ that CPU node. Peer GPU-GPU p2p links (CONFIG_HSA_AMD_P2P, PCIe peers only) are
 not rendered: real PCIe-only pairs show DISABLED access in amd-smi (shared
 capture unknown-2gpu-pcie_rocm6.1.1_amd-smi-topology-a-t-json.txt).
 (Kernel: drivers/gpu/drm/amd/amdkfd/kfd_topology.c, gregkh/linux@213edb43.)
+
+A partitioned GPU (``Profile.partitions()``) has one node per partition, in
+partition order (kgd2kfd_device_init adds its nodes one after another): they
+share domain, unique_id and hive_id; location_id is the BDF OR'ed with the
+partition number (kfd_topology_add_device), gpu_id differs, drm_render_minor is
+the partition's own render node, the CUs and XCCs are the partition's share,
+and the mem bank holds KFD_XCP_MEMORY_SIZE: its memory partition's size over
+the compute partitions sharing it, which is the GPU's VRAM over its partitions
+in every valid mode (MI300X CPX: 24 GiB in NPS1 and in NPS4).
 """
 
 from __future__ import annotations
@@ -38,13 +47,17 @@ HEAP_TYPE_FB_PUBLIC = 1
 XGMI_BANDWIDTH_MBS = 64000
 PCIE_BANDWIDTH_MBS = {"32.0 GT/s PCIe": 63015, "16.0 GT/s PCIe": 31507, "8.0 GT/s PCIe": 15753}
 DEFAULT_WAVES_PER_SIMD = 8
+# mem_banks width: MI300X's HBM3 reads 8192 (shared capture
+# mi300x-8gpu-cpx-nps1_rocm6.3.3_sysfs-kfd-topology-node3-mem_banks0-properties.txt); others keep 4096.
+MEMORY_WIDTH_BITS = {"gfx942": 8192}
 # kfd_build_sysfs_node_entry creates these below every node, empty or not.
 NODE_DIRECTORIES = ("mem_banks", "caches", "io_links", "p2p_links", "perf")
 
 
-def kfd_gpu_id(gpu):
-    """A stable non-zero 16-bit id; KFD derives gpu_id from a hash of the device too."""
-    return (zlib.crc32(gpu.bus.encode()) & 0xFFFF) or 1
+def kfd_gpu_id(gpu, partition_id=0):
+    """A stable non-zero 16-bit id; KFD derives gpu_id from a hash of the device (and partition) too."""
+    key = gpu.bus if not partition_id else "%s/%d" % (gpu.bus, partition_id)
+    return (zlib.crc32(key.encode()) & 0xFFFF) or 1
 
 
 def unique_id(gpu):
@@ -54,10 +67,13 @@ def unique_id(gpu):
     return zlib.crc32(gpu.bus.encode()) << 32 | zlib.crc32(gpu.product.encode())
 
 
-def hive_id(profile, index):
-    """Non-zero only for GPUs with XGMI peers (one hive per server in these profiles)."""
+def hive_id(profile, index, partitions=1):
+    """Non-zero for GPUs with XGMI peers (one hive per server in these profiles); a partitioned GPU
+    without peers gets its PCI id (bus << 8 | devfn), as kgd2kfd_device_init assigns it."""
     has_peer = any(index in pair for pair in profile.links)
-    return (zlib.crc32(profile.name.encode()) | 1) if has_peer else 0
+    if has_peer:
+        return zlib.crc32(profile.name.encode()) | 1
+    return profile.gpus[index].location_id if partitions > 1 else 0
 
 
 def render_kfd(profile, write, link, mkdir):
@@ -67,44 +83,52 @@ def render_kfd(profile, write, link, mkdir):
     write(base + "/topology/system_properties", "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")
     link("class/kfd/kfd", "../../devices/virtual/kfd/kfd")
 
-    io_links = {node: [] for node in range(len(profile.cpus) + len(profile.gpus))}
+    parts = profile.partitions()
+    first_gpu_node = len(profile.cpus)
+    io_links = {node: [] for node in range(first_gpu_node + len(parts))}
     for a, cpu in enumerate(profile.cpus):
         for b in range(len(profile.cpus)):
             if a != b:
                 weight = profile.numa_distance[cpu.numa_node][profile.cpus[b].numa_node]
                 io_links[a].append(_io_link(IOLINK_TYPE_QPI_1_1, a, b, weight, 0))
-    for index, gpu in enumerate(profile.gpus):
-        node, cpu_node = profile.kfd_node_of_gpu(index), profile.kfd_node_of_numa(gpu.numa_node)
+    for number, part in enumerate(parts):
+        gpu = profile.gpus[part.gpu]
+        node, cpu_node = first_gpu_node + number, profile.kfd_node_of_numa(gpu.numa_node)
         bandwidth = PCIE_BANDWIDTH_MBS.get(gpu.pcie_speed, 0)
         io_links[node].append(_io_link(IOLINK_TYPE_PCIEXPRESS, node, cpu_node, PCIE_TO_CPU_WEIGHT, bandwidth))
         io_links[cpu_node].append(_io_link(IOLINK_TYPE_PCIEXPRESS, cpu_node, node, PCIE_TO_CPU_WEIGHT, bandwidth))
-        for peer in range(len(profile.gpus)):
-            peer_link = profile.link(index, peer)
-            if peer != index and peer_link is not None:
-                peer_node = profile.kfd_node_of_gpu(peer)
+        for peer_number, peer in enumerate(parts):
+            peer_link = profile.partition_link(part, peer)
+            if peer_number != number and peer_link is not None:
+                peer_node = first_gpu_node + peer_number
                 io_links[node].append(_io_link(IOLINK_TYPE_XGMI, node, peer_node, peer_link.weight, XGMI_BANDWIDTH_MBS))
 
-    p2p_links = _indirect_links(profile)
+    p2p_links = _indirect_links(profile, parts)
     for node, cpu in enumerate(profile.cpus):
         links = (io_links[node], p2p_links[node])
         properties = _cpu_properties(cpu, len(links[0]), len(links[1]))
         _write_node(write, mkdir, base, node, 0, "", properties, links, None)
-    for index, gpu in enumerate(profile.gpus):
-        node = profile.kfd_node_of_gpu(index)
+    for number, part in enumerate(parts):
+        gpu = profile.gpus[part.gpu]
+        node = first_gpu_node + number
         links = (io_links[node], p2p_links[node])
-        properties = _gpu_properties(profile, index, len(links[0]), len(links[1]))
-        bank = "heap_type %d\nsize_in_bytes %d\nflags 0\nwidth 4096\nmem_clk_max 1300\n" % (
+        properties = _gpu_properties(profile, part, node, len(links[0]), len(links[1]))
+        bank = "heap_type %d\nsize_in_bytes %d\nflags 0\nwidth %d\nmem_clk_max 1300\n" % (
             HEAP_TYPE_FB_PUBLIC,
-            gpu.vram_bytes,
+            gpu.vram_bytes // part.count,
+            MEMORY_WIDTH_BITS.get(gpu.gfx_target, 4096),
         )
-        _write_node(write, mkdir, base, node, kfd_gpu_id(gpu), gpu.kfd_name, properties, links, bank)
+        gpu_id = kfd_gpu_id(gpu, part.partition_id)
+        _write_node(write, mkdir, base, node, gpu_id, gpu.kfd_name, properties, links, bank)
 
 
-def _indirect_links(profile):
+def _indirect_links(profile, parts):
     """p2p_links per KFD node, in the order kfd_create_indirect_link_prop adds them (GPU probe order)."""
-    links = {node: [] for node in range(len(profile.cpus) + len(profile.gpus))}
-    for index, gpu in enumerate(profile.gpus):
-        node, own_cpu = profile.kfd_node_of_gpu(index), profile.kfd_node_of_numa(gpu.numa_node)
+    first_gpu_node = len(profile.cpus)
+    links = {node: [] for node in range(first_gpu_node + len(parts))}
+    for number, part in enumerate(parts):
+        gpu = profile.gpus[part.gpu]
+        node, own_cpu = first_gpu_node + number, profile.kfd_node_of_numa(gpu.numa_node)
         for cpu_node, cpu in enumerate(profile.cpus):
             if cpu_node == own_cpu:
                 continue
@@ -157,11 +181,10 @@ def _cpu_properties(cpu, io_link_count, p2p_link_count):
     ) + [("max_engine_clk_ccompute", 3700)]
 
 
-def _gpu_properties(profile, index, io_link_count, p2p_link_count):
-    gpu = profile.gpus[index]
-    node = profile.kfd_node_of_gpu(index)
+def _gpu_properties(profile, part, node, io_link_count, p2p_link_count):
+    gpu = profile.gpus[part.gpu]
     common = _common_properties(
-        simd_count=gpu.compute_units * gpu.simd_per_cu,
+        simd_count=gpu.compute_units // part.count * gpu.simd_per_cu,
         mem_banks_count=1,
         io_links_count=io_link_count,
         p2p_links_count=p2p_link_count,
@@ -173,10 +196,10 @@ def _gpu_properties(profile, index, io_link_count, p2p_link_count):
         gfx_target_version=gpu.gfx_target_version,
         vendor_id=gpu.vendor_id,
         device_id=gpu.device_id,
-        location_id=gpu.location_id,
+        location_id=gpu.location_id | (part.partition_id if part.count > 1 else 0),
         domain=gpu.domain,
-        drm_render_minor=128 + index,
-        hive_id=hive_id(profile, index),
+        drm_render_minor=part.drm.render_minor,
+        hive_id=hive_id(profile, part.gpu, part.count),
     )
     return common + [
         ("max_engine_clk_fcompute", 2100),
@@ -186,7 +209,7 @@ def _gpu_properties(profile, index, io_link_count, p2p_link_count):
         ("debug_prop", 0),
         ("sdma_fw_version", 0),
         ("unique_id", unique_id(gpu)),
-        ("num_xcc", 1),
+        ("num_xcc", max(1, gpu.xcc_count // part.count)),
         ("max_engine_clk_ccompute", 3700),
     ]
 

@@ -114,3 +114,50 @@ def upstream_version(debian_version):
 
 def _version_key(version):
     return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
+
+
+# What each real tool prints on the partitioned profile mi300x-8-cpx-nps4 (8x MI300X in CPX/NPS4,
+# 64 partitions), checked by tests/integration/test_tool_crosscheck.py::test_tools_on_the_cpx_profile.
+# None of it is a lab limit but the tools' own reading of the kernel's layout, which the profile
+# renders as amdgpu does: partition 0 under the PCI device, partitions 1-7 on amdgpu_xcp.N platform
+# devices that carry no PCI or partition files, KFD location_id = BDF | partition.
+# (listed devices, devices showing "NPS4, CPX", partition IDs as printed, why)
+CPX_VIEWS = {
+    ("rocm-smi", "5.2.3"): (
+        8,
+        0,
+        None,
+        "rocm_smi_lib 5.2 predates partitions: it keeps a /sys/class/drm/card* only when device/vendor exists, "
+        "so the amdgpu_xcp platform devices drop out and each GPU is one device with its whole VRAM",
+    ),
+    ("rocm-smi", "6.1.2"): (
+        64,
+        64,
+        "all 0",
+        "modes come from the PCI device of each partition's BDF; the partition ID from BDF bits [31:28], "
+        "where only a short-lived kernel put it (rocm_smi_lib 6.2 changelog: 'some devices may report bits "
+        "[31:28] or [2:0]'), so on this kernel layout every partition prints ID 0",
+    ),
+    ("rocm-smi", "6.4.1"): (
+        64,
+        8,
+        "0-7",
+        "each partition's files are read through /sys/class/drm/renderD<n>/device, which for partitions "
+        "1-7 is the amdgpu_xcp platform device: DID, metrics and modes print N/A, the ID is right, as in the "
+        "shared capture mi300x-8gpu-cpx-nps4_unknown_rocm-smi-default_container-renderD128-129-secondary-na.txt",
+    ),
+    ("amd-smi", "6.1.2"): (
+        64,
+        64,
+        None,
+        "static --partition prints the GPU's modes for every partition and no PARTITION_ID (24.5.2); "
+        "list's BDF is the uninitialised amdsmi_bdf_t of the pci_bus limit above",
+    ),
+    ("amd-smi", "10.1"): (
+        64,
+        8,
+        "0-7",
+        "static --partition reads the modes through the render node's device like rocm-smi 6.4.1 (N/A on "
+        "partitions 1-7); list names partition p's BDF with function p, from its KFD location_id",
+    ),
+}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
-from rocm_fleet.lab import faults, lab, paths
+from rocm_fleet.lab import cli_faults, faults, lab, paths
 
 
 def register(subparsers) -> None:
@@ -28,11 +29,11 @@ def register(subparsers) -> None:
         "fault",
         help="inject a fault",
         description="HOST stop|start|hang-tool TOOL|corrupt-tool TOOL|remove-gpu INDEX|degrade-link I J|"
-        "unload-amdgpu|clear, or: mirror down|up|wrong-key|missing-package:NAME|clear",
+        "unload-amdgpu|clear|" + cli_faults.USAGE + ", or: mirror down|up|wrong-key|missing-package:NAME|clear",
     )
     fault.add_argument("target", help="a lab host, or 'mirror'")
     fault.add_argument("fault")
-    fault.add_argument("arguments", nargs="*")
+    fault.add_argument("arguments", nargs=argparse.REMAINDER)
     fault.set_defaults(func=_fault)
 
 
@@ -124,6 +125,9 @@ def _fault(args) -> int:
             faults.unload_amdgpu(host)
         case "clear":
             faults.clear(host)
+        case name if name in cli_faults.FAULTS:
+            print(f"{host.spec.name}: {cli_faults.run(host, name, args.arguments)}")
+            return 0
         case _:
             raise SystemExit(f"unknown fault {args.fault!r} (see rocm-fleet lab fault --help)")
     print(f"{host.spec.name}: {args.fault} {' '.join(args.arguments)}".rstrip())

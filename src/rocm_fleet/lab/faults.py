@@ -1,6 +1,7 @@
 """Fault injection: break one lab host (or the mirror) the way real servers break.
 
-Hardware faults (remove-gpu, degrade-link, unload-amdgpu) are recorded in the
+Hardware faults (remove-gpu, degrade-link, unload-amdgpu, and the health faults of
+faults_health) are recorded in the
 host's faults.json, which every boot reads, and applied at once to a running
 host: its /sys tree and /dev nodes are re-rendered, as after a hot-unplug or a
 driver unload. Tool faults replace the tool inside the host with a wrapper
@@ -44,6 +45,10 @@ def _load(host: LabHost) -> dict:
 
 def _save(host: LabHost, faults: dict) -> None:
     _faults_path(host).write_text(json.dumps(faults, indent=1, sort_keys=True))
+
+
+# For the fault modules of health, boot and environment (faults_health, faults_boot, faults_env).
+load_faults, save_faults = _load, _save
 
 
 def ask_supervisor(host: LabHost, request: dict, timeout: float = 20) -> dict | None:
@@ -132,7 +137,13 @@ def _restore_tools(host: LabHost) -> None:
 
 
 def clear(host: LabHost) -> None:
-    """Undo every fault of the host: tools restored, hardware and driver as the profile says."""
+    """Undo every fault of the host: tools restored, host files (kernels, signatures, users, env) as
+    before, hardware and driver as the profile says."""
+    from rocm_fleet.lab import faults_boot, faults_env
+
     _restore_tools(host)
+    recorded = _load(host)
+    faults_env.undo(host, recorded)
+    faults_boot.undo(host, recorded)
     _faults_path(host).unlink(missing_ok=True)
     ask_supervisor(host, {"action": "rerender", "boot_default_amdgpu": True})

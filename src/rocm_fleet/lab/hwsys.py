@@ -31,25 +31,29 @@ BASIC_DEVICES = {  # name: (major, minor, mode)
 
 
 def load_faulted_profile(profile_name: str, faults: dict):
-    """The profile after the host's injected faults (GPU gone, XGMI link down)."""
+    """The profile after the host's injected faults (GPU gone, XGMI link down, health and boot faults)."""
     from rocm_fleet.hardware.profile import load_profile
+    from rocm_fleet.lab.health_state import apply_health_faults
 
     profile = load_profile(profile_name)
     for index in faults.get("removed_gpus", []):
         profile = profile.without_gpu(index)
     for first, second in faults.get("degraded_links", []):
         profile = profile.with_link(first, second, "PCIE")
-    return profile
+    return apply_health_faults(profile, faults)
 
 
 def gpu_count(profile_name: str, faults: dict) -> int:
     return len(load_faulted_profile(profile_name, faults).gpus)
 
 
-def render_sys(profile_name: str, faults: dict, amdgpu: dict | None, destination: Path) -> list[dict]:
+def render_sys(
+    profile_name: str, faults: dict, amdgpu: dict | None, destination: Path, partition_state: dict | None = None
+) -> list[dict]:
     """Render /sys into ``destination`` (replacing its content in place); return the GPU device nodes.
 
     ``amdgpu`` is None when the driver is not loaded, else {"version": str|None, "options": {k: v}}.
+    ``partition_state``: the host's partition modes (rocm_fleet.lab.partitions), None for the profile's.
     Content is replaced in place because ``destination`` is bind-mounted into the running host.
     """
     try:
@@ -57,6 +61,10 @@ def render_sys(profile_name: str, faults: dict, amdgpu: dict | None, destination
     except ImportError:  # renderer not installed: a host with an empty /sys still boots
         render_profile = _render_nothing
     profile = load_faulted_profile(profile_name, faults).with_driver_loaded(amdgpu is not None)
+    if partition_state:
+        from rocm_fleet.lab.partitions import apply_modes
+
+        profile = apply_modes(profile, partition_state)
     staging = destination.with_name(destination.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

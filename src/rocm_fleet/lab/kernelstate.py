@@ -49,14 +49,19 @@ def snapshot_proc_sys(destination: Path, source: Path = Path("/proc/sys")) -> No
     building.rename(destination)
 
 
-def fresh_proc_sys(snapshot: Path, destination: Path, hostname: str) -> str:
-    """Start a boot's /proc/sys from the snapshot; return the new boot_id."""
+def fresh_proc_sys(snapshot: Path, destination: Path, hostname: str, release: str | None = None) -> str:
+    """Start a boot's /proc/sys from the snapshot; return the new boot_id.
+
+    ``release``: the kernel this boot runs (kernel/osrelease); ``uname -r`` stays the machine's.
+    """
     shutil.rmtree(destination, ignore_errors=True)
     shutil.copytree(snapshot, destination)
     boot_id = str(uuid.uuid4())
     (destination / "kernel" / "random").mkdir(parents=True, exist_ok=True)
     (destination / "kernel" / "random" / "boot_id").write_text(boot_id + "\n")
     (destination / "kernel" / "hostname").write_text(hostname + "\n")
+    if release:
+        (destination / "kernel" / "osrelease").write_text(release + "\n")
     return boot_id
 
 
@@ -129,8 +134,8 @@ def modules_load_list(root: Path) -> list[str]:
     return names
 
 
-def dkms_amdgpu_version(root: Path) -> str | None:
-    """The version the DKMS-built amdgpu for the running kernel reports, None for the in-tree driver.
+def dkms_amdgpu_version(root: Path, release: str | None = None) -> str | None:
+    """The version the DKMS-built amdgpu for the running (or ``release``) kernel reports, None for the in-tree driver.
 
     Contract with the lab mirror's amdgpu-dkms package: it leaves
     /var/lib/dkms/amdgpu/<dkms ver>/<kernel>/x86_64/module/amdgpu.ko and
@@ -138,7 +143,7 @@ def dkms_amdgpu_version(root: Path) -> str | None:
     the module's own version (6.16.13 for dkms 6.16.13-2327507.24.04), as modinfo and
     /sys/module/amdgpu/version show it. A stub without one reports the dkms version.
     """
-    release = os.uname().release
+    release = release or os.uname().release
     if not any((root / "usr/lib/modules" / release / "updates/dkms").glob("amdgpu.ko*")):
         return None
     built = sorted(

@@ -24,7 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
-from rocm_fleet.lab import hwsys, kernelstate, paths
+from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, partitions, paths
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
@@ -54,7 +54,10 @@ class Supervisor:
         self.child: subprocess.Popen | None = None
         self.modules: list[str] = []
         self.amdgpu: dict | None = None
+        self.kernel = kernels.machine_kernel()
         self.status: dict = {}
+        # The partition files the last render wrote ({path: mode}): a host's write to one is a mode change.
+        self.partition_files: dict[str, str] = {}
 
     # -- boot ---------------------------------------------------------------
     def boot(self) -> None:
@@ -64,12 +67,19 @@ class Supervisor:
         shutil.rmtree(self.control, ignore_errors=True)
         for inbox in ("requests", "replies"):
             (self.control / inbox).mkdir(parents=True)
-        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", self.run_dir / "proc-sys", self.name)
         cmdline = kernelstate.kernel_cmdline(self.root)
+        # The kernel this boot runs: grub.cfg's default, which may be one amdgpu has no module for.
+        self.kernel = kernels.booted_kernel(cmdline)
+        proc_sys = self.run_dir / "proc-sys"
+        boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", proc_sys, self.name, self.kernel)
         (self.run_dir / "cmdline").write_text(cmdline + "\n")
         has_gpu = hwsys.gpu_count(self.config["profile"], faults) > 0
         loaded = kernelstate.amdgpu_loads_at_boot(self.root, cmdline, has_gpu, faults.get("amdgpu_unloaded", False))
+        refusal = self._amdgpu_refusal() if loaded else None
+        loaded = loaded and refusal is None
         self.amdgpu = self._amdgpu_state(cmdline) if loaded else None
+        if loaded:  # a boot loads amdgpu: a requested memory partition mode applies
+            self._partitions_driver_loaded()
         self.modules = kernelstate.boot_modules(self.root, loaded)
         self._write_modules()
         nodes = self._render()
@@ -91,6 +101,8 @@ class Supervisor:
             "booted_at": time.time(),
             "cmdline": cmdline,
             "amdgpu_loaded": loaded,
+            "amdgpu_refused": refusal,
+            "kernel": self.kernel,
             "supervisor_pid": os.getpid(),
             "unshare_pid": self.child.pid,
             "port": self.config["port"],
@@ -106,11 +118,51 @@ class Supervisor:
         for option in extra_options:
             key, _, value = option.partition("=")
             options[key] = value
-        return {"version": kernelstate.dkms_amdgpu_version(self.root), "options": options}
+        return {"version": kernelstate.dkms_amdgpu_version(self.root, self.kernel), "options": options}
+
+    def _amdgpu_refusal(self) -> str | None:
+        """modprobe's message when amdgpu cannot load into this boot's kernel (no module, rejected key)."""
+        profile = hwsys.load_faulted_profile(self.config["profile"], hwsys.read_json(self.dir / "faults.json", {}))
+        trusted = health_state.trusted_module_keys(profile)
+        return kernels.amdgpu_refusal(self.root, self.kernel, profile.secure_boot, trusted)
 
     def _render(self) -> list[dict]:
         faults = hwsys.read_json(self.dir / "faults.json", {})
-        return hwsys.render_sys(self.config["profile"], faults, self.amdgpu, self.run_dir / "sys")
+        state = partitions.read_state(self.dir)
+        nodes = hwsys.render_sys(self.config["profile"], faults, self.amdgpu, self.run_dir / "sys", state)
+        self.partition_files = {}
+        if self.amdgpu is not None:
+            profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
+            self.partition_files = partitions.rendered_files(self.run_dir / "sys", profile)
+        return nodes
+
+    # -- partition modes (rocm_fleet.lab.partitions) -------------------------
+    def _partition_writes(self) -> None:
+        """A mode the host wrote to amdgpu's partition files: applied (compute) or requested (memory)."""
+        change = partitions.written(self.partition_files) if self.partition_files else None
+        if change is None:
+            return
+        faults = hwsys.read_json(self.dir / "faults.json", {})
+        state = partitions.read_state(self.dir)
+        profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
+        state, refusals = partitions.on_write(state, change, profile)
+        partitions.write_state(self.dir, state)
+        for refusal in refusals:  # the real write fails with EINVAL; the kernel log says why
+            with open(self.dir / "boot.log", "a") as log:
+                log.write("amdgpu: partition mode refused: %s\n" % refusal)
+        if set(change) == {"memory"}:
+            # Only requested: nothing repartitions, the files read the current mode again (no re-render,
+            # which on 64 partitions would hold up the modprobe that follows).
+            partitions.restore_files(self.partition_files)
+            return
+        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
+
+    def _partitions_driver_loaded(self) -> None:
+        faults = hwsys.read_json(self.dir / "faults.json", {})
+        state = partitions.read_state(self.dir)
+        if state.get("requested_memory"):
+            profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
+            partitions.write_state(self.dir, partitions.on_driver_load(state, profile))
 
     def _write_modules(self) -> None:
         # Written in place: the file is bind-mounted as the host's /proc/modules. The copy in the
@@ -131,6 +183,7 @@ class Supervisor:
                 return shutdown
             for request_path in sorted((self.control / "requests").glob("*.json")):
                 self._serve(request_path)
+            self._partition_writes()
             time.sleep(POLL_SECONDS)
         return "stop"
 
@@ -161,7 +214,7 @@ class Supervisor:
                     hwsys.gpu_count(self.config["profile"], faults) > 0,
                     faults.get("amdgpu_unloaded", False),
                 )
-                self._set_amdgpu(wanted, [])
+                self._set_amdgpu(wanted and self._amdgpu_refusal() is None, [])
             hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
             return {"rc": 0}
         if action == "udev-trigger":
@@ -192,6 +245,9 @@ class Supervisor:
                 "rc": 1,
                 "stderr": f"modprobe: ERROR: Error running install command '{command}' for module {module}\n",
             }
+        refusal = self._amdgpu_refusal() if module == kernelstate.AMDGPU else None
+        if refusal:
+            return {"rc": 1, "stderr": refusal + "\n"}
         if not dry_run:
             if module == kernelstate.AMDGPU:
                 self._set_amdgpu(True, options)
@@ -202,6 +258,8 @@ class Supervisor:
 
     def _set_amdgpu(self, loaded: bool, options: list[str]) -> None:
         self.amdgpu = self._amdgpu_state(self.status["cmdline"], options) if loaded else None
+        if loaded:  # amdgpu loads again: a requested memory partition mode applies
+            self._partitions_driver_loaded()
         base = [name for name in self.modules if name not in (kernelstate.AMDGPU, *kernelstate.AMDGPU_DEPENDENCIES)]
         self.modules = base + ([*kernelstate.AMDGPU_DEPENDENCIES, kernelstate.AMDGPU] if loaded else [])
         self._write_modules()

@@ -25,13 +25,16 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
 # host -> (commands run as root on the host, lab faults, the checks the change must fail)
 SCENARIOS = {
-    "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-TOPO-001"}),
+    # XGMI down: ROCM-HEALTH-002 names the GPUs and links; the KFD table (ROCM-TOPO-001) is its consequence.
+    "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-HEALTH-002"}),
     # On Debian 13: without AMD's pin, apt would prefer the distribution's own ROCm packages.
     "mi300x-02": (["rm /etc/apt/preferences.d/rocm-pin-600"], [], {"ROCM-REPO-003"}),
     "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [], {"ROCM-SYSCTL-001"}),
     # As an admin would: the drop-in loses iommu=pt and grub.cfg is regenerated; active until the next boot.
     "mi210-01": ([f"sed -i 's/ iommu=pt//' {GRUB_DROPIN}", "update-grub"], [], {"ROCM-BOOT-001"}),
     "w7900-01": ([], [["remove-gpu", "1"]], {"ROCM-GPU-001"}),
+    # Left as site.yml converged it (CPX/NPS4): nothing found, nothing to change.
+    "mi300x-cpx-01": ([], [], set()),
     "rx7900xtx-01": ([], [["unload-amdgpu"]], {"ROCM-DRV-001"}),
     # Two changes that cannot interfere: a file and a group membership.
     "rx6700xt-01": (
@@ -160,8 +163,11 @@ def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, 
     profile = next(c for c in report["hosts"]["rx6700xt-01"]["changes"]
                    if c["label"] == "environment: /etc/profile.d/rocm.sh")
     assert "-export HSA_ENABLE_SDMA=0" in profile["diff"]
-    topology = next(c for c in report["hosts"]["mi300x-01"]["checks"] if c["id"] == "ROCM-TOPO-001")
-    assert "GPU 0-1" in topology["message"] and "PCIE" in topology["message"]
+    checks = {c["id"]: c for c in report["hosts"]["mi300x-01"]["checks"]}
+    xgmi, topology = checks["ROCM-HEALTH-002"], checks["ROCM-TOPO-001"]
+    assert "GPU 0 (" in xgmi["message"] and "GPU 1 (" in xgmi["message"] and "XGMI links to 6" in xgmi["message"]
+    # One cause, one failed check: the KFD link table's difference is folded into HEALTH-002's finding.
+    assert topology["status"] == "skipped" and "ROCM-HEALTH-002" in topology["message"], topology
 
 
 def test_a_removed_boot_parameter_is_missing_after_the_reboot(compliant_lab, tmp_path):

@@ -201,7 +201,10 @@ def test_every_profile_is_onboarded_with_a_passing_baseline(onboarded):
         compliance = baseline["compliance"]
         assert compliance["summary"]["total"] > 0
         assert compliance["summary"]["fail"] == compliance["summary"]["error"] == 0, (host, compliance["summary"])
-        assert all(check["status"] == "pass" for check in compliance["results"])
+        # Skipped: what does not apply to the host (no RAS on a Radeon, no systemd as PID 1 in the lab); no
+        # unknown, warning or failure.
+        assert {check["status"] for check in compliance["results"]} <= {"pass", "skipped"}, (host, [
+            (check["id"], check["status"]) for check in compliance["results"] if check["status"] != "pass"])
         assert baseline["gpu"]["count"] == baseline["gpu_discovered"]["count"], (host, profile)
         assert baseline["preflight_decision"]["rocm_version"] in SERVED_ROCM_VERSIONS
         assert f"{host}: onboarded" in (onboarded.results / host / "summary.txt").read_text()

@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 PROFILE_EXPORTS = {
     "mi300x-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
     "mi300x-02": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
+    "mi300x-cpx-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
     "mi250x-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx90a"},
     "mi210-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx90a"},
     "w7900-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx1100"},

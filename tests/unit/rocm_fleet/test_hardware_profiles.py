@@ -233,3 +233,80 @@ def test_tool_root_script_mounts_what_the_tools_open(tmp_path):
         assert " /roots/tools-trixie%s\n" % mount_point in script
     assert "mknod -m 0666 /roots/tools-trixie/dev/kfd c 234 0" in script
     assert script.endswith('exec chroot /roots/tools-trixie "$@"')
+
+
+def properties_of(path):
+    return dict(line.split() for line in path.read_text().splitlines())
+
+
+def test_cpx_nps4_profile_has_a_kfd_node_and_drm_slot_per_partition(tmp_path):
+    profile = load_profile("mi300x-8-cpx-nps4")
+    result = render_profile(profile, tmp_path)
+    sys_dir = tmp_path / "sys"
+    nodes = sys_dir / "devices/virtual/kfd/kfd/topology/nodes"
+    assert len(list(nodes.iterdir())) == 2 + 64
+    gpu = profile.gpus[0]
+    first, second = properties_of(nodes / "2/properties"), properties_of(nodes / "3/properties")
+    # kfd_topology_add_device: BDF | partition; same domain, unique_id and hive; own gpu_id and render minor.
+    assert (int(first["location_id"]), int(second["location_id"])) == (gpu.location_id, gpu.location_id | 1)
+    assert first["unique_id"] == second["unique_id"] and first["hive_id"] == second["hive_id"] != "0"
+    assert (nodes / "2/gpu_id").read_text() != (nodes / "3/gpu_id").read_text()
+    assert (first["drm_render_minor"], second["drm_render_minor"]) == ("128", "129")
+    # 38 CUs, one XCC each; the mem bank holds 1/8 of the GPU (the capture's 25767706624 B in NPS1 and NPS4).
+    assert (first["simd_count"], first["num_xcc"]) == (str(38 * 4), "1")
+    bank = properties_of(nodes / "3/mem_banks/0/properties")
+    assert int(bank["size_in_bytes"]) == 25767706624 == gpu.vram_bytes // 8
+    # Partition 0 below the PCI device, partitions 1-7 on amdxcp's platform devices.
+    pci = sys_dir / "bus/pci/devices" / gpu.bus
+    assert sorted(path.name for path in (pci / "drm").iterdir()) == ["card0", "renderD128"]
+    xcp = sys_dir / "devices/platform/amdgpu_xcp.0"
+    assert sorted(path.name for path in (xcp / "drm").iterdir()) == ["card1", "renderD129"]
+    assert (sys_dir / "class/drm/renderD129/device").resolve() == xcp.resolve()
+    assert len([n for n in result.device_nodes if n.path.startswith("/dev/dri/renderD")]) == 64
+    assert (pci / "current_compute_partition").read_text() == "CPX\n"
+    assert (pci / "current_memory_partition").read_text() == "NPS4\n"
+    assert (pci / "available_compute_partition").read_text() == "SPX, DPX, QPX, CPX\n"
+    assert (pci / "available_memory_partition").read_text() == "NPS1, NPS4\n"
+    # kfd_fill_gpu_xgmi_link_to_gpu for multi-node GPUs: 13 within a GPU, 41 across.
+    topology = profile.expected_topology()
+    assert topology["weight"][0][1:9] == [13] * 7 + [41]
+
+
+def test_a_foreign_drm_card_costs_one_partition_its_slot():
+    profile = load_profile("mi300x-8-cpx-nps4").with_foreign_drm_card(5)
+    parts = profile.partitions()
+    assert len(parts) == 63
+    assert [p.partition_id for p in parts if p.gpu == 5] == list(range(7))
+    assert parts[0].drm.card_minor == 1  # the foreign driver took card0
+    with pytest.raises(ProfileError, match="DRM primary minors"):
+        load_profile("mi300x-8").with_foreign_drm_card()
+
+
+@pytest.mark.parametrize(
+    ("name", "modes"),
+    [
+        ("mi300x-8", ("SPX", "NPS1", "SPX, DPX, QPX, CPX", "NPS1, NPS4")),
+        ("mi210-4-pcie", None),
+        ("mi250x-8gcd", None),
+        ("w7900-2", None),
+        ("rx7900xtx-1", None),
+        ("rx6700xt-1", None),
+    ],
+)
+def test_partition_files_exist_only_where_the_gpu_has_them(tmp_path, name, modes):
+    profile = load_profile(name)
+    render_profile(profile, tmp_path)
+    pci = tmp_path / "sys/bus/pci/devices" / profile.gpus[0].bus
+    files = ("current_compute_partition", "current_memory_partition", "available_compute_partition")
+    files += ("available_memory_partition",)
+    if modes is None:
+        assert not any((pci / name).exists() for name in files)
+    else:
+        assert tuple((pci / name).read_text().strip() for name in files) == modes
+
+
+def test_invalid_partition_pairs_are_refused():
+    data = profile_data("mi300x-8-cpx-nps4")
+    data["gpu_model"]["compute_partition"] = "SPX"  # SPX cannot share NPS4
+    with pytest.raises(ProfileError, match="memory_partition"):
+        profile_from_dict(data)

@@ -76,7 +76,26 @@ def test_each_user_is_one_object_for_all_gpu_groups_and_created_users_first():
     users = [{"name": "alice"}, {"name": "carol", "create": True}]
     labels = [obj["label"] for obj in objects(access_users=users, access_udev_rules=False)]
     assert labels == ["access: group render", "access: group video", "access: user carol",
-                      "access: alice in render, video", "access: carol in render, video"]
+                      "access: alice in render, video", "access: carol in render, video",
+                      "access: nobody unlisted in render", "access: nobody unlisted in video",
+                      "access: the listed users can open the GPU device nodes"]
+
+
+def test_unlisted_members_are_a_warning_and_with_exclusive_membership_the_removal_fails_instead():
+    users = [{"name": "alice"}, {"name": "bob"}]
+    checked = [obj for obj in objects(access_users=users) if obj["id"] in ("ROCM-ACCESS-006", "ROCM-ACCESS-007")]
+    assert [(obj["kind"], obj.get("group"), obj["users" if obj["kind"] == "device_access" else "members"])
+            for obj in checked] == [("unlisted_members", "render", ["alice", "bob"]),
+                                    ("unlisted_members", "video", ["alice", "bob"]),
+                                    ("device_access", None, ["alice", "bob"])]
+    assert checked[-1]["open"] is True and all(obj["repair"] for obj in checked)
+    assert not render("{{ __access_objects | selectattr('id', 'eq', 'ROCM-ACCESS-006') | list }}",
+                      **access_variables(access_users=users, access_exclusive_membership=True))
+    exclusive = [obj["label"] for obj in objects(access_users=users, access_exclusive_membership=True)
+                 if obj["kind"] == "exclusive_members"]
+    assert exclusive == ["access: only the listed users in render", "access: only the listed users in video"]
+    # No listed users: nothing to judge membership or access by.
+    assert not [obj for obj in objects() if obj["id"] in ("ROCM-ACCESS-006", "ROCM-ACCESS-007")]
 
 
 def test_udev_and_adduser_objects_follow_their_switches():

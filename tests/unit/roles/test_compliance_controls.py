@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import HEALTH_CHECKS
 
 REPO = Path(__file__).resolve().parents[3]
 CHECK_ID = r"ROCM-[A-Z]+-\d{3}"
@@ -19,7 +20,7 @@ def managed_ids(text: str) -> set[str]:
 
 
 def declared_ids() -> set[str]:
-    ids = {check_id for check_id, _title in GPU_CHECKS.values()}
+    ids = {check_id for check_id, _title in GPU_CHECKS.values()} | set(HEALTH_CHECKS)
     for path in (REPO / "roles").glob("*/vars/main.yml"):
         ids |= managed_ids(path.read_text())
     return ids
@@ -36,7 +37,7 @@ def test_the_id_fields_are_read_in_both_forms_and_nothing_else():
 
 
 def test_every_provisioning_role_declares_its_checks_in_its_managed_objects():
-    for role in ("repo", "packages", "kernel", "access", "environment"):
+    for role in ("repo", "packages", "kernel", "partitions", "access", "environment"):
         assert managed_ids((REPO / "roles" / role / "vars" / "main.yml").read_text()), role
     # IDs built in Jinja (one object per release) and the sysctl file's own ID count too.
     ids = declared_ids()

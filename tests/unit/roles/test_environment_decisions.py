@@ -134,9 +134,9 @@ def test_the_base_objects_follow_the_switches():
     labels = [obj["label"] for obj in environment_objects()]
     assert labels == ["environment: /etc/profile.d/rocm.sh", "environment: /etc/systemd/system.conf.d",
                       "environment: /etc/systemd/system.conf.d/rocm-fleet.conf",
-                      "environment: /etc/ld.so.conf.d/rocm.conf"]
+                      "environment: /etc/ld.so.conf.d/rocm.conf", "environment: the environment services get"]
     states = {obj["path"]: obj.get("state") for obj in environment_objects(environment_systemd_dropin=False,
-                                                                          packages_source="distro")}
+                                                                          packages_source="distro") if "path" in obj}
     assert "/etc/systemd/system.conf.d" not in states
     assert states["/etc/systemd/system.conf.d/rocm-fleet.conf"] == "absent"
     assert states["/etc/ld.so.conf.d/rocm.conf"] == "absent"  # /usr needs no linker path
@@ -169,3 +169,22 @@ def test_variable_checks(overrides, extra, valid):
         for condition in task["ansible.builtin.assert"]["that"]
     ]
     assert all(results) is valid
+
+
+def test_the_job_environment_checks_take_the_written_overrides_and_the_default_release():
+    decision = {"rocm_version": "6.4.1", "gfx_targets": ["gfx1031"], "hsa_overrides": {}}
+    checked = [obj for obj in environment_objects(
+        preflight_decision=decision, access_users=[{"name": "alice"}],
+        environment_hsa_overrides={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+        environment_pytorch_rocm_arch="gfx1030", environment_rocm_path="/opt/rocm",
+        environment_variables={"HSA_ENABLE_SDMA": "0"}) if obj["kind"] == "job_environment"]
+    assert [(obj["id"], obj["scope"], obj["users"]) for obj in checked] == [
+        ("ROCM-ENV-005", "login", ["alice"]), ("ROCM-ENV-006", "service", [])]
+    for obj in checked:
+        assert obj["hsa_overrides"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+        assert (obj["rocm_path"], obj["release_dir"], obj["gfx_targets"]) == (
+            "/opt/rocm", "/opt/rocm-6.4.1", ["gfx1031"])
+    assert checked[1]["require_rocm_path"] is True
+    # Without listed users no login shell is started; the distribution's ROCm has no release directory.
+    checked = [obj for obj in environment_objects(environment_rocm_path="/usr") if obj["kind"] == "job_environment"]
+    assert [(obj["id"], obj["release_dir"]) for obj in checked] == [("ROCM-ENV-006", "")]

@@ -142,7 +142,7 @@ def test_requested_releases_must_be_served_by_the_mirror(requested, valid):
     assert evaluate(condition, repo_rocm_versions=requested, **served) is valid
 
 
-@pytest.mark.parametrize("role", ["repo", "packages", "kernel", "access", "environment"])
+@pytest.mark.parametrize("role", ["repo", "packages", "kernel", "partitions", "access", "environment"])
 def test_every_role_first_checks_its_own_variables_against_its_own_spec(role):
     # The check itself (names, lists given as strings, types) is tested with plugin_utils/role_variables.py.
     tasks = load_yaml(f"{role}/tasks/preflight.yml")
@@ -161,7 +161,7 @@ def test_every_role_first_checks_its_own_variables_against_its_own_spec(role):
     assert load_yaml(f"{role}/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
 
 
-@pytest.mark.parametrize("role", ["repo", "packages", "kernel", "access", "environment"])
+@pytest.mark.parametrize("role", ["repo", "packages", "kernel", "partitions", "access", "environment"])
 def test_readme_documents_every_option_with_its_default(role):
     options = load_yaml(f"{role}/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
     defaults = load_yaml(f"{role}/defaults/main.yml")

@@ -1,8 +1,11 @@
 """HTML form of a drift report: one self-contained page, no scripts, no external resources.
 
-Top to bottom: summary counts, unreachable hosts and stale waivers, a
-hosts-by-checks table, then one section per host with its failed, errored and
-waived checks, each pending change with its diff, and its GPU link matrix.
+Top to bottom: summary counts, unreachable and unverified hosts, warnings and
+stale waivers, a hosts-by-checks table, then one section per host with its
+failed, errored, unknown, warning and waived checks, each pending change with
+its diff, and its GPU link matrix. An "unverified" host (a check could not be
+measured) has a slate-blue badge, never the green one; a host with warnings
+has an amber "N warnings" badge beside its status.
 Every text from a report goes through ``html.escape``.
 """
 
@@ -20,9 +23,14 @@ from rocm_fleet.drift.writers.html_style import STYLESHEET
 
 # check status -> (symbol, words for the tooltip)
 CHECK_ICONS = {"pass": ("\u2713", "pass"), "fail": ("\u2717", "fail"), "error": ("\u26a0", "error"),
-               "waived": ("\u2298", "waived"), "skipped": ("\u2013", "not measurable")}  # fmt: skip
-SUMMARY_CARDS = (("hosts", "hosts"), ("compliant", "compliant"), ("drift", "drift"), ("unreachable", "unreachable"),
-                 ("error", "error"), ("failed_checks", "failed checks"), ("changes", "changes"))  # fmt: skip
+               "waived": ("\u2298", "waived"), "skipped": ("\u2013", "not measurable"),
+               "unknown": ("?", "unknown: could not be measured"), "warn": ("!", "warning")}  # fmt: skip
+SUMMARY_CARDS = (("hosts", "hosts"), ("compliant", "compliant"), ("unverified", "unverified"), ("drift", "drift"),
+                 ("unreachable", "unreachable"), ("error", "error"), ("failed_checks", "failed checks"),
+                 ("unknown_checks", "unknown checks"), ("warnings", "warnings"), ("changes", "changes"))  # fmt: skip
+# A host's check counts beside "N of M pass", in this order.
+OTHER_COUNTS = {"fail": "fail", "error": "error", "unknown": "unknown", "warn": "warn", "waived": "waived",
+                "skipped": "not measurable"}  # fmt: skip
 
 
 def _e(value: Any) -> str:
@@ -79,6 +87,22 @@ def _notices(report: DriftReport, names: list[str]) -> str:
             for index, name in unreachable
         )
         parts.append(f'<div class="notice"><h3>Unreachable hosts ({len(unreachable)})</h3><ul>{items}</ul></div>')
+    unverified = [(index, name) for index, name in enumerate(names) if report.hosts[name].status == "unverified"]
+    if unverified:
+        items = "".join(
+            f'<li><a href="#{_anchor(index)}">{_e(name)}</a>: could not measure '
+            f'{_e(", ".join(check.id for check in report.hosts[name].unknown_checks))}</li>'
+            for index, name in unverified
+        )
+        parts.append(f'<div class="notice"><h3>Unverified hosts ({len(unverified)})</h3><ul>{items}</ul></div>')
+    warnings = [(index, name, check) for index, name in enumerate(names) for check in report.hosts[name].warnings]
+    if warnings:
+        items = "".join(
+            f'<li><a href="#{_anchor(index)}">{_e(name)}</a>: <span class="id">{_e(check.id)}</span> '
+            f"{_e(check.message or check.title)}</li>"
+            for index, name, check in warnings
+        )
+        parts.append(f'<div class="notice"><h3>Warnings ({len(warnings)})</h3><ul>{items}</ul></div>')
     if report.stale_waivers:
         items = "".join(f"<li>{_e(note)}</li>" for note in report.stale_waivers)
         parts.append(f'<div class="notice"><h3>Stale waivers</h3><ul>{items}</ul></div>')
@@ -93,6 +117,15 @@ def _check_cell(check: CheckResult | None) -> str:
     return f'<td class="cell-{check.status}" title="{_e(tooltip)}">{symbol}</td>'
 
 
+def _badges(host: HostResult) -> str:
+    status = host.status
+    badge = f'<span class="badge {status}">{status}</span>'
+    if host.warnings:
+        count = len(host.warnings)
+        badge += f' <span class="badge warnings">{count} warning{"s" if count != 1 else ""}</span>'
+    return badge
+
+
 def _grid(report: DriftReport, names: list[str]) -> str:
     check_ids = sorted({check.id for host in report.hosts.values() for check in host.checks})
     titles = {check.id: check.title for host in report.hosts.values() for check in host.checks}
@@ -103,7 +136,7 @@ def _grid(report: DriftReport, names: list[str]) -> str:
         status = host.status
         first = (
             f'<td class="host"><a href="#{_anchor(index)}">{_e(name)}</a></td>'
-            f'<td><span class="badge {status}">{status}</span></td>'
+            f"<td>{_badges(host)}</td>"
         )
         if not host.reached or host.error:
             span = len(check_ids) + 1
@@ -150,8 +183,10 @@ def _host_items(host: HostResult) -> str:
     if host.error:
         parts.append(f'<p class="cell-error">The checks could not run: {_e(host.error)}</p>')
     findings = [check for check in host.checks if check.status not in ("pass", "skipped")]
-    passed = len(host.checks) - len(findings)
-    parts.append(f"<h3>Checks: {passed} of {len(host.checks)} pass</h3>")
+    passed = sum(1 for check in host.checks if check.status == "pass")
+    counts = {status: sum(1 for check in host.checks if check.status == status) for status in OTHER_COUNTS}
+    counted = "".join(f", {count} {OTHER_COUNTS[status]}" for status, count in counts.items() if count)
+    parts.append(f"<h3>Checks: {passed} of {len(host.checks)} pass{counted}</h3>")
     parts.extend(_check_details(check) for check in findings)
     parts.append(f"<h3>Changes site.yml --check would make: {len(host.changes)}</h3>")
     for change in host.changes:
@@ -175,10 +210,8 @@ def _host_gpu(name: str, host: HostResult) -> str:
 
 
 def _host_section(index: int, name: str, host: HostResult) -> str:
-    status = host.status
     return (
-        f'<section class="panel host" id="{_anchor(index)}"><h2>{_e(name)} '
-        f'<span class="badge {status}">{status}</span></h2>'
+        f'<section class="panel host" id="{_anchor(index)}"><h2>{_e(name)} {_badges(host)}</h2>'
         f'<div class="host-body"><div class="host-items">{_host_items(host)}</div>{_host_gpu(name, host)}</div>'
         "</section>"
     )
@@ -186,6 +219,7 @@ def _host_section(index: int, name: str, host: HostResult) -> str:
 
 def render_html(report: DriftReport) -> str:
     names = sorted(report.hosts)
+    unverified = f", {report.summary()['unverified']} unverified" if report.summary()["unverified"] else ""
     body = (
         _header(report)
         + _notices(report, names)
@@ -197,7 +231,7 @@ def render_html(report: DriftReport) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>rocm-fleet drift: {report.summary()['drift']} drifted of {len(names)} hosts</title>"
+        f"<title>rocm-fleet drift: {report.summary()['drift']} drifted of {len(names)} hosts{unverified}</title>"
         f"<style>{STYLESHEET}</style></head><body>{body}</body></html>\n"
     )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 STYLESHEET = """
-:root { --ok: #2f9e5b; --drift: #c6423a; --warn: #d98c1f; --waived: #6f6fbf; --muted: #6b7280;
+:root { --ok: #2f9e5b; --drift: #c6423a; --warn: #d98c1f; --waived: #6f6fbf; --muted: #6b7280; --unknown: #4f6d8f;
         --line: #dde1e6; --bg: #f6f7f9; }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; background: var(--bg); color: #1f2328;
@@ -20,6 +20,8 @@ h3 { font-size: 14px; margin: 18px 0 6px; color: #374151; }
 .card span { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 .card.compliant { border-left-color: var(--ok); } .card.drift { border-left-color: var(--drift); }
 .card.unreachable { border-left-color: var(--warn); } .card.error { border-left-color: var(--warn); }
+.card.unverified, .card.unknown_checks { border-left-color: var(--unknown); }
+.card.warnings { border-left-color: #e0b400; }
 .notice { background: #fff7e6; border: 1px solid #f1c27d; border-radius: 6px; padding: 10px 14px; margin-bottom: 14px; }
 .notice h3 { margin-top: 0; }
 .notice ul { margin: 4px 0 0; padding-left: 20px; }
@@ -36,12 +38,15 @@ table.grid a { color: inherit; }
 .cell-error { background: #fdf0d9; color: #8a5a0f; font-weight: 700; }
 .cell-waived { background: #ebebf8; color: #4a4a94; }
 .cell-skipped { background: #f2f2f2; color: #777; }
+.cell-unknown { background: #e2e8f1; color: #2f4a6b; font-weight: 700; }
+.cell-warn { background: #fff4c2; color: #7a5d00; font-weight: 700; }
 .cell-none { color: #b3b8bf; }
 .cell-unreachable { background: #fdf0d9; color: #8a5a0f; text-align: left !important; }
 .badge { display: inline-block; border-radius: 10px; padding: 1px 10px; font-size: 12px; font-weight: 600; color: #fff;
          text-transform: uppercase; letter-spacing: .03em; }
 .badge.compliant { background: var(--ok); } .badge.drift { background: var(--drift); }
 .badge.unreachable, .badge.error { background: var(--warn); }
+.badge.unverified { background: var(--unknown); } .badge.warnings { background: #fff4c2; color: #7a5d00; }
 .host-body { display: flex; flex-wrap: wrap; gap: 24px; margin-top: 12px; }
 .host-items { flex: 1 1 520px; min-width: 0; }
 .gpu { flex: 0 0 auto; }

@@ -4,6 +4,11 @@ One testsuite per host; in it one testcase per check, one per pending change
 and the pseudo-checks HOST-REACHABLE (every host, so the test count stays the
 same night after night) and HOST-CHECKED (only where the checks could not
 run). Only attributes the common Jenkins/xunit JUnit schema allows are used.
+
+A check that could not be measured ("unknown") is ``<skipped type="unknown">``
+with its reason: never a pass, not a failure either. A warning is a passing
+testcase whose ``<system-out>`` starts with ``warning:``; each suite's
+properties count both (``unknown_checks``, ``warnings``).
 """
 
 from __future__ import annotations
@@ -50,9 +55,9 @@ def _outcome(case: ET.Element, tag: str, message: str, kind: str, body: str = ""
         element.text = xml_text(body)
 
 
-def _check_body(check: CheckResult) -> str:
+def _check_body(check: CheckResult, with_message: bool = True) -> str:
     lines = [f"expected: {_json(check.expected)}", f"actual: {_json(check.actual)}"]
-    if check.message:
+    if check.message and with_message:
         lines.append(f"message: {check.message}")
     if check.repair:
         lines.append(f"repaired by: {check.repair}")
@@ -69,6 +74,17 @@ def _add_check(suite: ET.Element, host: str, check: CheckResult) -> None:
         _outcome(case, "error", check.message or f"{check.id} could not run", check.id, _check_body(check))
     elif check.status == "skipped":
         ET.SubElement(case, "skipped", {"message": xml_text(check.message or "not measurable")})
+    elif check.status == "unknown":
+        message = check.message or f"{check.id} could not be measured"
+        if not message.startswith("unknown"):
+            message = f"unknown: {message}"
+        _outcome(case, "skipped", message, "unknown")
+        ET.SubElement(case, "system-out").text = xml_text(_check_body(check, with_message=False))
+    elif check.status == "warn":
+        message = check.message or f"{check.id} warns"
+        if not message.startswith("warning"):
+            message = f"warning: {message}"
+        ET.SubElement(case, "system-out").text = xml_text(f"{message}\n{_check_body(check, with_message=False)}")
     elif check.status == "waived" and check.waiver:
         message = f"waived: {check.waiver.reason} (expires {check.waiver.expires})"
         ET.SubElement(case, "skipped", {"message": xml_text(message)})
@@ -84,6 +100,9 @@ def _host_suite(parent: ET.Element, name: str, host: HostResult, timestamp: str)
         ET.SubElement(properties, "property", {"name": "gpu_count", "value": str(host.gpu.count)})
         products = ", ".join(sorted(set(host.gpu.products)))
         ET.SubElement(properties, "property", {"name": "gpu_products", "value": xml_text(products)})
+    if host.reached and not host.error:
+        ET.SubElement(properties, "property", {"name": "unknown_checks", "value": str(len(host.unknown_checks))})
+        ET.SubElement(properties, "property", {"name": "warnings", "value": str(len(host.warnings))})
 
     reachable = _case(suite, name, REACHABLE_CASE)
     if not host.reached:

@@ -4,7 +4,15 @@ Written atomically (temp file + fsync + rename in the target directory), so the
 collector never scrapes half a file. For a host that could not be reached, or
 whose checks could not run, the counts are unknown: those series are left out
 rather than reported as 0, and the host still appears in ``compliant``,
-``unreachable`` and ``error``.
+``unreachable``, ``error`` and ``unverified``.
+
+A host whose checks include one that could not be measured is ``unverified``:
+``rocm_fleet_host_compliant`` is 0 for it, ``rocm_fleet_host_unverified`` 1,
+and ``rocm_fleet_host_unknown_checks`` counts those checks (on a drifted host
+too), so a dashboard can alert on it apart from drift. Warnings never change
+``compliant``; ``rocm_fleet_host_warnings`` counts them.
+``rocm_fleet_drift_checks`` counts the checks of the reached hosts by status.
+Every sample has at most one label.
 """
 
 from __future__ import annotations
@@ -12,19 +20,22 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from rocm_fleet.drift.model import HOST_STATUSES, DriftReport
+from rocm_fleet.drift.model import CHECK_STATUSES, HOST_STATUSES, DriftReport
 from rocm_fleet.drift.writers.atomic import atomic_write_text
 
 TEXTFILE_NAME = "rocm_fleet_drift.prom"
 
 # name -> help text; the order here is the order in the file.
 HOST_METRICS = {
-    "rocm_fleet_host_compliant": "1 when the host matches its inventory and passes every compliance check.",
+    "rocm_fleet_host_compliant": "1 when the host matches its inventory and every compliance check was measured.",
     "rocm_fleet_host_unreachable": "1 when the drift run could not reach the host.",
     "rocm_fleet_host_error": "1 when the host was reached but its checks could not run.",
+    "rocm_fleet_host_unverified": "1 when nothing differs on the host but a check could not be measured.",
     "rocm_fleet_host_drift_items": "Failed checks plus pending changes on the host (absent when unknown).",
     "rocm_fleet_host_failed_checks": "Compliance checks that failed or errored on the host (absent when unknown).",
     "rocm_fleet_host_changes": "Items site.yml --check would change on the host (absent when unknown).",
+    "rocm_fleet_host_unknown_checks": "Compliance checks that could not be measured on the host (absent when unknown).",
+    "rocm_fleet_host_warnings": "Compliance checks that warn on the host, not waived (absent when unknown).",
 }
 
 
@@ -62,12 +73,15 @@ def _host_samples(report: DriftReport) -> dict[str, list[tuple[str, float]]]:
         samples["rocm_fleet_host_compliant"].append((labels, status == "compliant"))
         samples["rocm_fleet_host_unreachable"].append((labels, status == "unreachable"))
         samples["rocm_fleet_host_error"].append((labels, status == "error"))
+        samples["rocm_fleet_host_unverified"].append((labels, status == "unverified"))
         if status in ("unreachable", "error"):
             continue
         failed = len(host.failed_checks)
         samples["rocm_fleet_host_drift_items"].append((labels, failed + len(host.changes)))
         samples["rocm_fleet_host_failed_checks"].append((labels, failed))
         samples["rocm_fleet_host_changes"].append((labels, len(host.changes)))
+        samples["rocm_fleet_host_unknown_checks"].append((labels, len(host.unknown_checks)))
+        samples["rocm_fleet_host_warnings"].append((labels, len(host.warnings)))
     return samples
 
 
@@ -82,10 +96,18 @@ def render_prometheus(report: DriftReport) -> str:
         "Hosts in the last drift run by status.",
         [('{status="%s"}' % status, summary[status]) for status in HOST_STATUSES],
     )
+    reached = [host for host in report.hosts.values() if host.status not in ("unreachable", "error")]
+    _family(
+        lines,
+        "rocm_fleet_drift_checks",
+        "Compliance checks of the reached hosts in the last drift run by status.",
+        [('{status="%s"}' % status, sum(1 for host in reached for check in host.checks if check.status == status))
+         for status in CHECK_STATUSES],
+    )
     _family(
         lines,
         "rocm_fleet_drift_stale_waivers",
-        "Waivers that matched only passing checks in the last drift run.",
+        "Waivers in the last drift run whose checks neither failed nor were unknown nor warned.",
         [("", len(report.stale_waivers))],
     )
     started, finished = _timestamp(report.run.started), _timestamp(report.run.finished)

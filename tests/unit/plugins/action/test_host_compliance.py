@@ -187,7 +187,7 @@ def test_the_gpu_class_checks_run_on_the_controller_after_the_items():
     assert result["results"] == [ITEM_RESULT] + evaluate_gpu(expect, GPU)
     assert [(entry["id"], entry["status"], entry["label"]) for entry in result["results"][1:]] == [
         ("ROCM-DRV-001", "pass", None), ("ROCM-GPU-001", "fail", None)]
-    assert result["summary"] == {"pass": 2, "fail": 1, "error": 0, "skipped": 0, "total": 3}
+    assert result["summary"] == {"pass": 2, "fail": 1, "error": 0, "skipped": 0, "unknown": 0, "warn": 0, "total": 3}
 
 
 def test_facts_that_changed_since_the_cache_are_decided_from_again_in_a_second_call():
@@ -242,3 +242,22 @@ def test_a_failed_module_call_is_the_task_result():
 def test_bad_arguments_fail_the_task(args, words):
     with pytest.raises(AnsibleActionFail, match=words):
         run(args)
+
+
+def test_the_health_expectations_go_to_the_one_module_call():
+    host = Host(facts_now=dict(CACHED))
+    action_run = run  # the declared state below carries health, as _declared_state builds it
+
+    def with_health(args, task_vars, facts):
+        items = [{"id": "ROCM-ENV-001", "kind": "file", "expect": {"path": "/etc/profile.d/rocm.sh"}}]
+        return host_compliance.DeclaredState({"gpu_count": 2}, items, {"count": 2}, {"ce_threshold": 5})
+
+    original = host_compliance.ActionModule._declared_state
+    host_compliance.ActionModule._declared_state = lambda self, *a: with_health(*a)
+    try:
+        result, _decided = action_run({"gpu_sources": ["sysfs"]}, host=host, declared=False)
+    finally:
+        host_compliance.ActionModule._declared_state = original
+    assert not result.get("failed"), result.get("msg")
+    assert [name for name, _args in host.calls] == ["rocm_fleet.core.node_compliance"]
+    assert host.calls[0][1]["health"] == {"ce_threshold": 5}

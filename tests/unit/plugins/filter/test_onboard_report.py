@@ -33,7 +33,7 @@ def test_summary_of_an_onboarded_host_lists_gates_burnin_and_the_checks_that_fai
     assert lines[0] == "gpu-07: onboarded"
     assert "gates passed: discover, preflight, provision, reboot, verify, burnin" in lines
     assert "burn-in: burn-in skipped: none of rocm-validation-suite installed" in lines
-    assert "compliance: 40 passed, 1 failed, 0 errors, 0 skipped of 41 checks" in lines
+    assert "compliance: 40 passed, 1 failed, 0 errors, 0 unknown, 0 warnings, 0 skipped of 41 checks" in lines
     assert "  ROCM-KRN-001 fail: boot parameters not active: iommu=pt" in lines
     assert not any("ROCM-ENV-001" in line for line in lines)
 

@@ -132,3 +132,35 @@ def test_sysfs_and_rocm_smi_partitions_match_by_kfd_node_not_uuid(tmp_path):
     assert gpu["count"] == 63 and gpu["conflicts"] == []
     assert [d["partition_id"] for d in gpu["devices"]] == [d["partition_id"] for d in concise["devices"]]
     assert len([text for text in gpu["warnings"] if text.startswith("physical GPU 5 ")]) == 1
+
+
+def test_gpu_facts_on_the_rendered_cpx_nps4_profile(tmp_path, capsys, monkeypatch):
+    # The hardware model's own partitioned MI300X (src/rocm_fleet/hardware/profiles/mi300x-8-cpx-nps4.yml).
+    profile = load_profile("mi300x-8-cpx-nps4")
+    render_profile(profile, tmp_path)
+    gpu = run_module(capsys, monkeypatch, sysfs_root=str(tmp_path), sources=["sysfs"])
+    devices = gpu["devices"]
+    assert gpu["count"] == 64 and gpu["conflicts"] == []
+    assert {(d["compute_partition"], d["memory_partition"]) for d in devices} == {("CPX", "NPS4")}
+    assert [d["physical_gpu"] for d in devices] == [i // MI300X_CPX for i in range(64)]
+    assert [d["partition_id"] for d in devices] == [i % MI300X_CPX for i in range(64)]
+    assert [d["pci_bus"] for d in devices] == [profile.gpus[i // MI300X_CPX].bus for i in range(64)]
+    assert [d["render_node"] for d in devices] == ["/dev/dri/renderD%d" % (128 + i) for i in range(64)]
+    assert {d["vram_bytes"] for d in devices} == {PARTITION_VRAM}
+    assert {tuple(d["available_compute_partitions"]) for d in devices} == {("SPX", "DPX", "QPX", "CPX")}
+    assert {tuple(d["available_memory_partitions"]) for d in devices} == {("NPS1", "NPS4")}
+    assert not [text for text in gpu["warnings"] if text.startswith("physical GPU")]
+
+
+def test_gpu_facts_on_the_rendered_63_of_64_case(tmp_path, capsys, monkeypatch):
+    # ROCm/ROCm#4750: another DRM driver holds a primary minor; GPU 5 loses partition 7 (logical 40-46).
+    profile = load_profile("mi300x-8-cpx-nps4").with_foreign_drm_card(5)
+    render_profile(profile, tmp_path)
+    gpu = run_module(capsys, monkeypatch, sysfs_root=str(tmp_path), sources=["sysfs"])
+    assert gpu["count"] == 63
+    assert [d["partition_id"] for d in gpu["devices"] if d["physical_gpu"] == 5] == list(range(7))
+    assert [text for text in gpu["warnings"] if text.startswith("physical GPU")] == [
+        "physical GPU 5 (%s, PCI %s, logical GPU 40-46, KFD node 42-48) has 7 of the 8"
+        " partitions CPX gives; partition ID 7 missing: the DRM minors ran out (another DRM driver such as"
+        " mgag200 holds one) or a container sees only some" % (profile.gpus[5].product, profile.gpus[5].bus)
+    ]

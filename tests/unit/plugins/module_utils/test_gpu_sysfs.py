@@ -20,8 +20,11 @@ def collect(profile, root):
 
 
 def assert_devices_match(profile, report):
-    assert len(report["devices"]) == len(profile.gpus)
-    for index, (gpu, device) in enumerate(zip(profile.gpus, report["devices"], strict=True)):
+    """One device per logical device of the profile (a partitioned GPU's partitions, else the GPU)."""
+    parts = profile.partitions()
+    assert len(report["devices"]) == len(parts)
+    for index, (part, device) in enumerate(zip(parts, report["devices"], strict=True)):
+        gpu = profile.gpus[part.gpu]
         assert set(device) == set(DEVICE_KEYS)
         assert device == {
             "index": index,
@@ -30,14 +33,15 @@ def assert_devices_match(profile, report):
             "subsystem_device_id": "0x%04x" % gpu.subsystem_device_id,
             "product": gpu.product,
             "gfx_target": gpu.gfx_target,
-            "vram_bytes": gpu.vram_bytes,
+            # A partition's VRAM is its KFD mem bank's share; a whole GPU's is mem_info_vram_total.
+            "vram_bytes": gpu.vram_bytes // part.count,
             "numa_node": gpu.numa_node,
             "kfd_node": len(profile.cpus) + index,
-            "render_node": "/dev/dri/renderD%d" % (128 + index),
+            "render_node": "/dev/dri/renderD%d" % part.drm.render_minor,
             # Schema 2: an unpartitioned GPU is its own partition 0; the merge numbers physical GPUs.
             "compute_partition": gpu.compute_partition,
             "memory_partition": gpu.memory_partition,
-            "partition_id": 0,
+            "partition_id": part.partition_id,
             "physical_gpu": None,
             # The lab may or may not render available_*_partition: a list of modes or nothing.
             "available_compute_partitions": device["available_compute_partitions"],

@@ -85,3 +85,21 @@ def test_a_package_object_per_release_and_a_file_per_name_in_a_directory():
         ("r: /etc/modules/rocm/6.3.3", None, "/etc/modules/rocm/6.3.3"),
         ("r: /etc/modules/rocm/6.4.1", None, "/etc/modules/rocm/6.4.1")]
     assert [obj["name"] for obj in objects[2:]] == ["6.3.3", "6.4.1"] and "directory" not in objects[2]
+
+
+def test_checked_only_objects_become_their_items_without_a_label():
+    objects = normalize([
+        {"kind": "job_environment", "id": "ROCM-ENV-005", "scope": "login", "users": ["alice"], "release_dir": "",
+         "hsa_overrides": {}, "rocm_path": "/opt/rocm", "repair": "a person"},
+        {"kind": "device_access", "id": "ROCM-ACCESS-007", "users": ["alice"], "open": True, "repair": "site.yml"},
+        {"kind": "unlisted_members", "id": "ROCM-ACCESS-006", "group": ["render", "video"], "members": ["alice"],
+         "repair": "a person"},
+    ], "access")
+    items = compliance_items(objects)
+    assert [(item["id"], item["kind"], item["label"]) for item in items] == [
+        ("ROCM-ENV-005", "job_environment", None), ("ROCM-ACCESS-007", "device_access", None),
+        ("ROCM-ACCESS-006", "group_unlisted", None), ("ROCM-ACCESS-006", "group_unlisted", None)]
+    assert items[0]["expect"] == {"scope": "login", "users": ["alice"], "hsa_overrides": {}, "gfx_targets": [],
+                                  "rocm_path": "/opt/rocm"}
+    assert items[1]["expect"] == {"users": ["alice"], "open": True}
+    assert items[3]["expect"] == {"group": "video", "members": ["alice"], "exclusive": False}

@@ -18,7 +18,7 @@ DEBIAN_12 = {"os_family": "Debian", "distribution": "Debian", "distribution_vers
              "kernel": "6.1.0-28-amd64", "processor": ["0", "AuthenticAMD", "AMD EPYC 9654"]}
 DECISION_KEYS = {"rocm_version", "classes", "gpu_classes_by_index", "gpu_count", "gfx_targets", "tuning",
                  "hsa_overrides", "pytorch_rocm_arch", "reboot_allowed", "supported", "accepted", "warnings", "os",
-                 "kernel", "workload", "summary", "expected_classes", "min_vram_gib", "amdgpu_driver"}
+                 "kernel", "workload", "summary", "expected_classes", "min_vram_gib", "amdgpu_driver", "partitions"}
 
 
 def inputs(**overrides):

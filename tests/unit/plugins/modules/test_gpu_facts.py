@@ -352,6 +352,8 @@ PARTITION_CASES = [
         [],
     ),
     ("mi300a-1apu-spx-nps1_rocm6.3.3_rocm-smi-i.txt", 1, [(None, None, None, None)], []),
+    # The NUMA table alone: 12 logical GPUs (4 APUs in TPX, MANIFEST), their modes not printed.
+    ("mi300a-4apu-tpx-12part_rocm6.1.1_rocm-smi-showtoponuma.txt", 12, [(None, None, None, None)] * 12, []),
     # A consumer GPU: no modes, partition 0 of itself.
     ("rx7900xtx-1gpu_rocm6.3.1_rocm-smi-default.txt", 1, [(None, None, 0, 0)], []),
 ]

@@ -174,7 +174,8 @@ def test_items_and_facts_in_one_call_within_budget(tmp_path, run_node_compliance
     assert [(entry["role"], entry["label"], entry["repair"]) for entry in result["results"]] == [
         (item["role"], item["label"], None) for item in items
     ]
-    assert result["summary"] == {"pass": 8, "fail": 0, "error": 0, "skipped": 0, "total": 8}, [
+    assert result["summary"] == {
+        "pass": 8, "fail": 0, "error": 0, "skipped": 0, "unknown": 0, "warn": 0, "total": 8}, [
         entry["message"] for entry in result["results"] if entry["status"] != "pass"
     ]
     # The same call read the GPU and host facts, as gpu_facts names them.
@@ -241,3 +242,41 @@ def test_timeout_must_be_positive(run_node_compliance):
     result = run_node_compliance(timeout=0)
     assert result["rc"] == 1
     assert result["msg"] == "timeout must be a positive number of seconds, got 0"
+
+
+def _health_tree():
+    """tests/unit/plugins/module_utils/health_tree.py, the renderer of the health checks' trees."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "module_utils" / "health_tree.py"
+    spec = importlib.util.spec_from_file_location("health_tree", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_health_checks_run_in_the_same_module_call(tmp_path, run_node_compliance):
+    tree = _health_tree()
+    tree.healthy(tmp_path)
+    tree.write(tmp_path, "/sys/bus/pci/devices/0000:45:00.0/ras/umc_err_count", "ue: 1\nce: 0\n")
+    result = run_node_compliance(root=str(tmp_path), health=tree.HEALTH)
+    assert result["rc"] == 0 and not result.get("failed")
+    failing = [(r["id"], r["status"], r["kind"]) for r in result["results"] if r["status"] != "pass"]
+    assert failing == [("ROCM-HEALTH-003", "fail", "health")]
+    assert result["summary"]["total"] == 8 * 6 + 3 and result["summary"]["fail"] == 1
+    assert "GPU 4 (0000:45:00.0): uncorrectable errors: umc 1" in [
+        r["message"] for r in result["results"] if r["status"] == "fail"]
+
+
+def test_a_bad_health_option_is_a_failed_task_not_a_traceback(run_node_compliance):
+    result = run_node_compliance(health="not a mapping")
+    assert result["rc"] == 1 and result["failed"] and "health" in result["msg"]
+
+
+def test_health_names_each_gpu_by_the_gpu_facts_index_and_bus(tmp_path):
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import read_gpus
+
+    gpu = gathered(tmp_path, load_profile("mi300x-8"))
+    fact = sorted((device["index"], device["pci_bus"]) for device in gpu["devices"])
+    assert sorted((g["index"], g["bus"]) for g in read_gpus(str(tmp_path))) == fact

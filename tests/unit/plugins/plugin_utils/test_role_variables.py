@@ -106,3 +106,22 @@ def test_options_of_every_entry_point_count_and_the_longest_prefix_owns_a_name()
     assert set(declared_options(specs["kernel"])) == {"kernel_a", "kernel_b"}
     assert role_variable_problems({"kernel_b": "no", "kernel_tuning_y": 1}, specs, roles=["kernel"]) == []
     assert role_variable_problems({"kernel_b": "maybe"}, specs)[0].startswith("kernel_b must be bool")
+
+
+@pytest.mark.parametrize("role", sorted(SPECS))
+def test_each_roles_defaults_pass_the_validation_ansible_runs_on_the_role(role):
+    """What ``validate_argument_spec`` does when the role starts: every default, null ones too, against the spec
+    (``choices`` on a null default refuses every host, which no role-variable check above would notice)."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    defaults_file = Path(ROLES_DIR) / role / "defaults" / "main.yml"
+    defaults = (yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else {}
+    for entry_point, document in sorted(SPECS[role].get("argument_specs", {}).items()):
+        # The spec's own "default" documents the templated default; defaults/main.yml holds the value.
+        options = {name: {key: value for key, value in spec.items() if key != "default"}
+                   for name, spec in (document.get("options") or {}).items()}
+        # A templated default is checked once templated (role_variable_problems); the literal ones here.
+        given = {name: value for name, value in defaults.items()
+                 if name in options and not (isinstance(value, str) and "{{" in value)}
+        errors = ArgumentSpecValidator(options).validate(given).error_messages
+        assert errors == [], "%s entry point %s: %s" % (role, entry_point, errors)

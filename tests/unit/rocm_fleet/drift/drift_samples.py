@@ -90,3 +90,28 @@ def three_host_report() -> DriftReport:
             ),
         },
     )
+
+
+def status_mix_report() -> DriftReport:
+    """The statuses that do not fail: a host with only an unmeasured check, one with only a warning, and a
+    drifted host with both; the drift sample's run."""
+    unmeasured = CheckResult(
+        "ROCM-RAS-001", "No uncorrectable ECC errors", "unknown", 0, None,
+        "unknown: GPU 3: ecc_count uncorrectable is N/A (amd-smi metric --ecc)",
+    )
+    warning = CheckResult(
+        "ROCM-ACCESS-006", "Only listed users are in the GPU groups", "warn", ["alice"],
+        {"members": ["alice", "mallory"], "unlisted": ["mallory"]},
+        "warning: mallory in group render but not listed in the inventory",
+    )
+    report = three_host_report()
+    report.hosts = {
+        "gpu-mi300x-05": HostResult(checks=[*passing_checks(), unmeasured]),
+        "gpu-mi300x-06": HostResult(checks=[*passing_checks(), warning]),
+        "gpu-mi300x-07": HostResult(
+            checks=[*passing_checks()[:-1], unmeasured, warning,
+                    CheckResult("ROCM-TOPO-001", "Every GPU pair is linked by xGMI", "fail", "XGMI", "PCIE",
+                                "GPU 0-1 talk over PCIe")],
+        ),
+    }
+    return report

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from rocm_fleet.drift import EXIT_CANNOT_RUN, EXIT_DRIFT, EXIT_UNREACHABLE, CheckResult, HostResult
+from rocm_fleet.drift import EXIT_CANNOT_RUN, EXIT_DRIFT, EXIT_OK, EXIT_UNREACHABLE, CheckResult, HostResult
 from rocm_fleet.drift.cli import register, run_drift
 from rocm_fleet.drift.summary import format_summary
 
-from .drift_samples import three_host_report
+from .drift_samples import status_mix_report, three_host_report
 
 
 def _parser(collect):
@@ -98,7 +98,26 @@ def test_summary_lists_each_host_and_the_totals():
     assert "gpu-mi210-03   unreachable  Failed to connect to the host via ssh" in text
     assert "gpu-mi300x-01  compliant    failed: -; changes: 0; waived: 1" in text
     assert "ROCM-X-005, +2 more; changes: 0" in text
-    assert "4 hosts: 1 compliant, 2 drift, 1 unreachable, 0 error; 10 failed checks, 2 changes" in text
+    assert ("4 hosts: 1 compliant, 0 unverified, 2 drift, 1 unreachable, 0 error; "
+            "10 failed checks, 0 unknown checks, 0 warnings, 2 changes") in text
     assert text.endswith(f"exit status {EXIT_UNREACHABLE}")
     del report.hosts["gpu-mi210-03"]
     assert format_summary(report).endswith(f"exit status {EXIT_DRIFT}")
+
+
+def test_summary_names_unknown_and_warning_checks_and_an_unverified_run_exits_0(tmp_path):
+    text = format_summary(status_mix_report())
+    assert "gpu-mi300x-05  unverified   failed: -; changes: 0; unknown: ROCM-RAS-001" in text
+    assert "gpu-mi300x-06  compliant    failed: -; changes: 0; warnings: ROCM-ACCESS-006" in text
+    assert "failed: ROCM-TOPO-001; changes: 0; unknown: ROCM-RAS-001; warnings: ROCM-ACCESS-006" in text
+    assert ("3 hosts: 1 compliant, 1 unverified, 1 drift, 0 unreachable, 0 error; "
+            "1 failed checks, 2 unknown checks, 2 warnings, 0 changes") in text
+
+    def collect(inventory, limit, progress):
+        report = status_mix_report()
+        del report.hosts["gpu-mi300x-07"]
+        return report, {}
+
+    status, out, _ = _run(["drift", "-i", "inv", "--output-dir", str(tmp_path)], collect)
+    assert status == EXIT_OK
+    assert "1 compliant, 1 unverified, 0 drift" in out and "\nexit status 0\n" in out

@@ -22,7 +22,7 @@ from rocm_fleet.drift import (
 )
 from rocm_fleet.drift import model as drift_model
 
-from .drift_samples import three_host_report
+from .drift_samples import status_mix_report, three_host_report
 
 
 def _report(**hosts: HostResult) -> DriftReport:
@@ -45,6 +45,20 @@ def test_link_types_match_the_gpu_facts_vocabulary():
         (HostResult(changes=[Change(label="kernel: /etc/modprobe.d/rocm-fleet.conf", action="create")]), "drift"),
         (HostResult(error="ansible-runner: module failed"), "error"),
         (HostResult.unreachable("ssh: timed out"), "unreachable"),
+        # Not measured is not healthy, but nothing was found to differ either.
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "pass"), CheckResult("ROCM-B-001", "b", "unknown")]),
+         "unverified"),
+        (HostResult(checks=[CheckResult("ROCM-B-001", "b", "unknown"), CheckResult("ROCM-A-001", "a", "fail")]),
+         "drift"),
+        (HostResult(checks=[CheckResult("ROCM-B-001", "b", "unknown")],
+                    changes=[Change(label="kernel: kernel.numa_balancing=0", action="set")]), "drift"),
+        (HostResult(checks=[CheckResult("ROCM-B-001", "b", "unknown")], error="module failed"), "error"),
+        # A warning is reported, never a failure.
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "pass"), CheckResult("ROCM-C-001", "c", "warn")]),
+         "compliant"),
+        (HostResult(checks=[CheckResult("ROCM-C-001", "c", "warn"), CheckResult("ROCM-B-001", "b", "unknown")]),
+         "unverified"),
+        (HostResult(checks=[CheckResult("ROCM-A-001", "a", "skipped")]), "compliant"),
     ],
 )
 def test_host_status_is_derived(host, status):
@@ -60,6 +74,9 @@ def test_summary_counts_hosts_failed_checks_and_changes():
         "error": 0,
         "failed_checks": 2,
         "changes": 2,
+        "unverified": 0,
+        "unknown_checks": 0,
+        "warnings": 0,
     }
 
 
@@ -71,6 +88,61 @@ def test_exit_codes():
     assert exit_code(_report(a=compliant, b=HostResult(error="boom"))) == EXIT_DRIFT
     assert exit_code(_report(a=drifted, b=HostResult.unreachable("down"))) == EXIT_UNREACHABLE
     assert exit_code(_report()) == EXIT_CANNOT_RUN
+
+
+def test_an_unverified_host_and_a_warning_do_not_change_the_exit_status():
+    compliant = HostResult(checks=[CheckResult("ROCM-A-001", "a", "pass")])
+    unverified = HostResult(checks=[CheckResult("ROCM-B-001", "b", "unknown", message="N/A")])
+    warned = HostResult(checks=[CheckResult("ROCM-C-001", "c", "warn", message="warning: x")])
+    drifted = HostResult(checks=[CheckResult("ROCM-A-001", "a", "fail")])
+    assert exit_code(_report(a=compliant, b=unverified, c=warned)) == EXIT_OK
+    assert exit_code(_report(b=unverified)) == EXIT_OK
+    assert exit_code(_report(b=unverified, d=drifted)) == EXIT_DRIFT
+    assert exit_code(_report(b=unverified, u=HostResult.unreachable("down"))) == EXIT_UNREACHABLE
+
+
+def test_summary_counts_unverified_hosts_unknown_checks_and_warnings():
+    summary = status_mix_report().summary()
+    assert summary == {"hosts": 3, "compliant": 1, "drift": 1, "unreachable": 0, "error": 0, "unverified": 1,
+                       "failed_checks": 1, "changes": 0, "unknown_checks": 2, "warnings": 2}
+    hosts = status_mix_report().hosts
+    assert {name: host.status for name, host in hosts.items()} == {
+        "gpu-mi300x-05": "unverified", "gpu-mi300x-06": "compliant", "gpu-mi300x-07": "drift"}
+    assert [check.id for check in hosts["gpu-mi300x-07"].failed_checks] == ["ROCM-TOPO-001"]  # not the unknown
+
+
+def test_unknown_and_warn_go_through_the_json():
+    data = status_mix_report().to_dict()
+    assert data["schema"] == 2
+    assert DriftReport.from_dict(copy.deepcopy(data)).to_dict() == data
+    claimed = copy.deepcopy(data)
+    claimed["hosts"]["gpu-mi300x-05"]["status"] = "compliant"
+    claimed.pop("summary")
+    with pytest.raises(ReportFormatError, match=r"says 'compliant' but .* make it 'unverified'"):
+        DriftReport.from_dict(claimed)
+
+
+def test_a_report_written_before_unknown_and_warn_still_reads():
+    data = three_host_report().to_dict()
+    for key in drift_model.SUMMARY_ADDED:
+        del data["summary"][key]  # as schema 2 wrote it before the counts existed
+    report = DriftReport.from_dict(copy.deepcopy(data))
+    assert report.to_dict()["summary"] == three_host_report().summary()
+
+
+def test_the_new_summary_counts_may_be_missing_only_where_they_are_0():
+    data = status_mix_report().to_dict()
+    del data["summary"]["unknown_checks"]
+    with pytest.raises(ReportFormatError, match="summary"):
+        DriftReport.from_dict(data)
+    data = three_host_report().to_dict()
+    data["summary"]["skipped_checks"] = 0
+    with pytest.raises(ReportFormatError, match="summary"):
+        DriftReport.from_dict(data)
+    data = three_host_report().to_dict()
+    data["summary"] = [1]
+    with pytest.raises(ReportFormatError, match="summary"):
+        DriftReport.from_dict(data)
 
 
 def test_dict_round_trip_is_lossless():

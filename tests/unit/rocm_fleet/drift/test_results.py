@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate
+import pytest
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import STATUSES, evaluate
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import compliance_items, normalize
 
-from rocm_fleet.drift.results import host_result
+from rocm_fleet.drift.results import ITEM_STATUSES, host_result
 
 PROFILE = "/etc/profile.d/rocm.sh"
 
@@ -107,3 +108,63 @@ def test_an_unreadable_item_makes_its_check_an_error(tmp_path):
     (tmp_path / "proc/cmdline").unlink()
     checks = {check.id: check for check in result_for(root).checks}
     assert checks["ROCM-BOOT-002"].status == "error"
+
+
+def _item(check_id, status, message="m", **extra):
+    return {"id": check_id, "title": "t", "status": status, "expected": f"e-{status}", "actual": f"a-{status}",
+            "message": message, "label": None, **extra}
+
+
+def test_the_report_knows_every_item_status_node_compliance_gives():
+    assert ITEM_STATUSES == STATUSES
+
+
+def test_an_unmeasured_item_makes_its_check_unknown_with_the_reason_and_never_a_pass():
+    host = host_result({"results": [_item("ROCM-RAS-001", "pass"),
+                                    _item("ROCM-RAS-001", "unknown", "unknown: GPU 3: ecc_count is N/A")]})
+    (check,) = host.checks
+    assert (check.status, check.message, check.expected, check.actual) == (
+        "unknown", "unknown: GPU 3: ecc_count is N/A", "e-unknown", "a-unknown")
+    assert host.status == "unverified" and host.changes == [] and host.failed_checks == []
+
+
+def test_a_warning_item_makes_its_check_warn_and_is_never_dropped():
+    host = host_result({"results": [_item("ROCM-ACCESS-006", "pass"),
+                                    _item("ROCM-ACCESS-006", "warn", "warning: mallory in group render",
+                                          label="access: render members", action="")]})
+    (check,) = host.checks
+    assert (check.status, check.message) == ("warn", "warning: mallory in group render")
+    assert host.status == "compliant" and host.changes == []  # a warning is no change site.yml makes
+
+
+@pytest.mark.parametrize(
+    ("statuses", "status"),
+    [
+        (("warn", "unknown", "pass"), "unknown"),
+        (("unknown", "fail"), "fail"),
+        (("fail", "error", "unknown"), "error"),
+        (("skipped", "unknown"), "unknown"),
+        (("skipped", "warn"), "warn"),
+        (("skipped", "pass"), "pass"),
+        (("skipped", "skipped"), "skipped"),
+    ],
+)
+def test_a_check_takes_the_gravest_status_of_its_items(statuses, status):
+    (check,) = host_result({"results": [_item("ROCM-X-001", s, f"{s} message") for s in statuses]}).checks
+    assert check.status == status
+
+
+def test_every_finding_of_a_check_shows_beside_its_failure():
+    (check,) = host_result({"results": [_item("ROCM-X-001", "fail", "missing: a"), _item("ROCM-X-001", "pass"),
+                                        _item("ROCM-X-001", "warn", "warning: b"),
+                                        _item("ROCM-X-001", "unknown", "unknown: c", repair="install amd-smi")]}).checks
+    assert check.status == "fail"
+    assert check.message == "missing: a; warning: b; unknown: c"
+    assert check.actual == ["a-fail", "a-warn", "a-unknown"]
+    assert check.repair == "install amd-smi"
+
+
+def test_an_item_status_this_version_does_not_know_is_an_error_not_a_pass():
+    (check,) = host_result({"results": [_item("ROCM-X-001", "pass"), _item("ROCM-X-001", "maybe", "odd")]}).checks
+    assert check.status == "error"
+    assert check.message == "status 'maybe' is not one of pass, fail, error, skipped, unknown, warn: odd"

@@ -180,3 +180,33 @@ def test_host_groups_let_a_pattern_name_a_group(tmp_path):
     assert apply_waivers(report, waivers, TODAY).hosts["gpu-01"].checks[0].status == "fail"
     result = apply_waivers(report, waivers, TODAY, host_groups={"gpu-01": ["rack2"]})
     assert result.hosts["gpu-01"].checks[0].status == "waived"
+
+
+@pytest.mark.parametrize("status", ["fail", "unknown", "warn"])
+def test_fail_unknown_and_warn_are_waived_alike_keeping_their_message(tmp_path, status):
+    waivers = _waivers(tmp_path, "- {check: ROCM-RAS-*, hosts: gpu-01, reason: no ECC here, expires: 2025-12-31}\n")
+    report = _report({"gpu-01": [CheckResult("ROCM-RAS-001", "ecc", status, message=f"{status}: N/A counter")]})
+    result = apply_waivers(report, waivers, TODAY)
+    check = result.hosts["gpu-01"].checks[0]
+    assert (check.status, check.message, check.waiver.reason) == ("waived", f"{status}: N/A counter",
+                                                                  "no ECC here")
+    assert result.hosts["gpu-01"].status == "compliant"
+    assert result.stale_waivers == []  # it excused a finding: still needed
+
+
+@pytest.mark.parametrize(("status", "host_status"), [("unknown", "unverified"), ("warn", "compliant")])
+def test_an_expired_waiver_leaves_an_unknown_or_a_warning_as_it_was(tmp_path, status, host_status):
+    waivers = _waivers(tmp_path, "- {check: ROCM-RAS-001, hosts: gpu-01, reason: old SKU, expires: 2025-05-31}\n")
+    report = _report({"gpu-01": [CheckResult("ROCM-RAS-001", "ecc", status, message="N/A")]})
+    result = apply_waivers(report, waivers, TODAY)
+    check = result.hosts["gpu-01"].checks[0]
+    assert (check.status, check.message) == (status, "waiver expired on 2025-05-31: old SKU; N/A")
+    assert result.hosts["gpu-01"].status == host_status
+
+
+def test_a_waiver_whose_checks_neither_fail_nor_are_unknown_nor_warn_is_stale(tmp_path):
+    waivers = _waivers(tmp_path, "- {check: ROCM-RAS-001, hosts: gpu-01, reason: r, expires: 2025-12-31}\n")
+    report = _report({"gpu-01": [CheckResult("ROCM-RAS-001", "ecc", "skipped", message="amdgpu not loaded")]})
+    result = apply_waivers(report, waivers, TODAY)
+    assert result.hosts["gpu-01"].checks[0].status == "skipped"
+    assert len(result.stale_waivers) == 1 and "no check it covers fails, is unknown or warns" in result.stale_waivers[0]

@@ -17,7 +17,7 @@ from rocm_fleet.drift.writers.json import read_json
 from rocm_fleet.drift.writers.junit import render_junit
 from rocm_fleet.drift.writers.prometheus import escape_label_value, render_prometheus, write_prometheus
 
-from .drift_samples import three_host_report, xgmi_matrix
+from .drift_samples import status_mix_report, three_host_report, xgmi_matrix
 
 # Attributes and children the Jenkins xunit JUnit schema (junit-10.xsd) allows.
 JUNIT_SCHEMA = {
@@ -52,6 +52,7 @@ JUNIT_SCHEMA = {
     "failure": ({"type", "message"}, set(), set()),
     "error": ({"type", "message"}, set(), set()),
     "skipped": ({"type", "message"}, set(), set()),
+    "system-out": (set(), set(), set()),
 }
 SAMPLE = re.compile(r'^([a-z_]+)(?:\{([a-z_]+)="((?:[^"\\]|\\.)*)"\})? (\S+)$')
 
@@ -228,3 +229,79 @@ def test_what_repairs_a_check_that_no_task_repairs_is_in_the_junit_and_html_form
                 if case.get("classname") == host and case.get("name", "").startswith(check.id))
     assert f"repaired by: {check.repair}" in body
     assert "repaired by</dt><dd>a person: the hardware differs" in render_html(report)
+
+
+def test_json_keeps_unknown_and_warn(tmp_path):
+    report = status_mix_report()
+    path = write_all(report, tmp_path, formats=["json"])["json"]
+    data = json.loads(path.read_text())
+    assert data["hosts"]["gpu-mi300x-05"]["status"] == "unverified"
+    assert {c["id"]: c["status"] for c in data["hosts"]["gpu-mi300x-06"]["checks"]}["ROCM-ACCESS-006"] == "warn"
+    assert (data["summary"]["unknown_checks"], data["summary"]["warnings"]) == (2, 2)
+    assert read_json(path).to_dict() == report.to_dict()
+
+
+def test_junit_marks_unknown_skipped_and_warn_as_output_never_a_pass_of_nothing():
+    root = ET.fromstring(render_junit(status_mix_report()).encode())
+    _check_against_schema(root)
+    suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    unverified = {case.get("name"): case for case in suites["gpu-mi300x-05"].findall("testcase")}
+    skipped = unverified["ROCM-RAS-001 No uncorrectable ECC errors"].find("skipped")
+    assert (skipped.get("type"), skipped.get("message")) == (
+        "unknown", "unknown: GPU 3: ecc_count uncorrectable is N/A (amd-smi metric --ecc)")
+    body = unverified["ROCM-RAS-001 No uncorrectable ECC errors"].find("system-out").text
+    assert body == "expected: 0\nactual: null\n"
+    properties = {p.get("name"): p.get("value") for p in suites["gpu-mi300x-05"].iter("property")}
+    assert properties == {"status": "unverified", "unknown_checks": "1", "warnings": "0"}
+    assert suites["gpu-mi300x-05"].get("skipped") == "1" and suites["gpu-mi300x-05"].get("failures") == "0"
+    warned = {case.get("name"): case for case in suites["gpu-mi300x-06"].findall("testcase")}
+    case = warned["ROCM-ACCESS-006 Only listed users are in the GPU groups"]
+    assert [child.tag for child in case] == ["system-out"]
+    assert case.find("system-out").text.startswith("warning: mallory in group render but not listed")
+    assert {p.get("name"): p.get("value") for p in suites["gpu-mi300x-06"].iter("property")}["warnings"] == "1"
+    assert root.get("failures") == "1" and root.get("errors") == "0"
+
+
+def test_prometheus_has_unverified_unknown_and_warning_series():
+    text = render_prometheus(status_mix_report())
+    values = _parse_prometheus(text)
+    assert values[("rocm_fleet_host_compliant", "gpu-mi300x-05")] == 0  # not measured is not green
+    assert values[("rocm_fleet_host_unverified", "gpu-mi300x-05")] == 1
+    assert values[("rocm_fleet_host_unknown_checks", "gpu-mi300x-05")] == 1
+    assert values[("rocm_fleet_host_failed_checks", "gpu-mi300x-05")] == 0
+    assert values[("rocm_fleet_host_compliant", "gpu-mi300x-06")] == 1  # a warning does not fail
+    assert values[("rocm_fleet_host_warnings", "gpu-mi300x-06")] == 1
+    assert values[("rocm_fleet_host_unverified", "gpu-mi300x-07")] == 0  # drift wins, the unknown still counts
+    assert values[("rocm_fleet_host_unknown_checks", "gpu-mi300x-07")] == 1
+    assert values[("rocm_fleet_drift_hosts", "unverified")] == 1
+    assert values[("rocm_fleet_drift_checks", "unknown")] == 2
+    assert values[("rocm_fleet_drift_checks", "warn")] == 2
+    assert values[("rocm_fleet_drift_checks", "fail")] == 1
+    assert values[("rocm_fleet_drift_checks", "pass")] == 14
+    assert text.count("# TYPE rocm_fleet_drift_checks gauge") == 1
+
+
+def test_prometheus_leaves_the_unknown_and_warning_counts_out_where_the_checks_did_not_run():
+    values = _parse_prometheus(render_prometheus(three_host_report()))
+    assert values[("rocm_fleet_host_unknown_checks", "gpu-mi300x-01")] == 0
+    assert ("rocm_fleet_host_unknown_checks", "gpu-mi210-03") not in values
+    assert ("rocm_fleet_host_warnings", "gpu-mi210-03") not in values
+    assert values[("rocm_fleet_host_unverified", "gpu-mi210-03")] == 0
+    assert values[("rocm_fleet_drift_checks", "waived")] == 1
+
+
+def test_html_never_shows_an_unverified_host_green_and_shows_every_warning():
+    page = render_html(status_mix_report())
+    assert "<title>rocm-fleet drift: 1 drifted of 3 hosts, 1 unverified</title>" in page
+    assert page.count('<span class="badge unverified">unverified</span>') == 2  # grid row and section
+    assert page.count('<span class="badge compliant">compliant</span>') == 2  # only gpu-mi300x-06
+    assert page.count('<span class="badge warnings">1 warning</span>') == 4  # gpu-mi300x-06 and -07, twice each
+    assert "Unverified hosts (1)" in page and "could not measure ROCM-RAS-001" in page
+    assert "Warnings (2)" in page
+    assert page.count("warning: mallory in group render but not listed in the inventory") >= 4
+    assert '<td class="cell-unknown" title="ROCM-RAS-001 unknown: could not be measured: unknown: GPU 3' in page
+    assert '<td class="cell-warn" title="ROCM-ACCESS-006 warning: warning: mallory' in page
+    assert "<h3>Checks: 5 of 6 pass, 1 unknown</h3>" in page
+    assert "<h3>Checks: 4 of 7 pass, 1 fail, 1 unknown, 1 warn</h3>" in page
+    assert '<div class="card unverified"><b>1</b>' in page and '<div class="card warnings"><b>2</b>' in page
+    assert ".cell-unknown {" in page and ".badge.unverified {" in page

@@ -100,3 +100,9 @@ def test_fresh_proc_sys_gets_a_new_boot_id_each_boot(tmp_path):
     assert (tmp_path / "boot/kernel/random/boot_id").read_text().strip() == second
     assert (tmp_path / "boot/kernel/numa_balancing").read_text() == "1\n"
     assert (tmp_path / "boot/kernel/hostname").read_text() == "host-a\n"
+
+
+def test_a_boot_s_osrelease_is_the_kernel_it_runs(tmp_path):
+    snapshot = write(tmp_path, "snapshot/kernel/osrelease", RELEASE + "\n").parents[1]
+    kernelstate.fresh_proc_sys(snapshot, tmp_path / "boot", "h1", "6.19.0-1-amd64")
+    assert (tmp_path / "boot/kernel/osrelease").read_text() == "6.19.0-1-amd64\n"
