@@ -163,7 +163,7 @@ class HostView:
         return self.cached("groups", lambda: _parse_group(self.read_text("/etc/group") or ""))
 
     def users(self):
-        """{name: {"uid": int, "gid": int}} from <root>/etc/passwd."""
+        """{name: {"uid": int, "gid": int, "home": str, "shell": str}} from <root>/etc/passwd."""
         return self.cached("users", lambda: _parse_passwd(self.read_text("/etc/passwd") or ""))
 
     def group_name(self, gid):
@@ -208,7 +208,7 @@ class HostView:
         if user is None and self.is_live:
             try:
                 entry = pwd.getpwnam(name)
-                user = {"uid": entry.pw_uid, "gid": entry.pw_gid}
+                user = {"uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir, "shell": entry.pw_shell}
             except KeyError:
                 return None
         return user
@@ -248,7 +248,8 @@ def _parse_passwd(text):
         if len(fields) < 7 or line.startswith(("#", "+", "-")):
             continue
         try:
-            users[fields[0]] = {"uid": int(fields[2]), "gid": int(fields[3])}
+            users[fields[0]] = {"uid": int(fields[2]), "gid": int(fields[3]), "home": fields[5],
+                                "shell": fields[6].strip()}
         except ValueError:
             continue
     return users

@@ -30,7 +30,6 @@ __metaclass__ = type
 
 import glob
 import os
-import pwd
 import re
 import shlex
 
@@ -366,31 +365,6 @@ def _shell_file_assignments(host, paths):
     return found
 
 
-def _accounts(host):
-    """{name: {"home", "shell"}} from <root>/etc/passwd."""
-
-    def compute():
-        accounts = {}
-        for line in (host.read_text("/etc/passwd") or "").splitlines():
-            fields = line.split(":")
-            if len(fields) >= 7 and not line.startswith(("#", "+", "-")):
-                accounts[fields[0]] = {"home": fields[5], "shell": fields[6].strip()}
-        return accounts
-
-    return host.cached("accounts", compute)
-
-
-def _account(host, user):
-    account = _accounts(host).get(user)
-    if account is None and host.is_live:
-        try:
-            entry = pwd.getpwnam(user)
-            account = {"home": entry.pw_dir, "shell": entry.pw_shell}
-        except KeyError:
-            return None
-    return account
-
-
 def login_argv(host, user, shell):
     """The command that starts ``user``'s login shell and prints its environment; None without runuser or su."""
     shell_args = ["-s", FALLBACK_SHELL] if not shell or os.path.basename(shell) in NOLOGIN_SHELLS else []
@@ -507,7 +481,7 @@ def _login_views(expect, host):
     system_problems = file_override_problems(system_assignments, needed, targets)
     for user in expect["users"]:
         what = "the login shell of %s" % user
-        account = _account(host, user)
+        account = host.user(user)
         if account is None:
             # Not a failure of its own: a listed user that does not exist is ROCM-ACCESS-002's finding.
             views.append({"what": what, "problems": [], "unavailable": "user %s does not exist" % user})
