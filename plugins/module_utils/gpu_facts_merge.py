@@ -63,7 +63,7 @@ def merge_reports(reports, states, warnings, rocm=None):
     for report in usable.values():
         warnings.extend(report.get("warnings") or [])
 
-    _check_counts(usable, conflicts)
+    _check_counts(usable, conflicts, warnings)
     devices = _merge_devices(usable, conflicts, warnings)
     topology = _merge_topology(usable, len(devices), conflicts)
     driver = _driver(usable, states)
@@ -83,8 +83,20 @@ def merge_reports(reports, states, warnings, rocm=None):
     }
 
 
-def _check_counts(usable, conflicts):
+def _check_counts(usable, conflicts, warnings):
     counts = [(name, len(report["devices"])) for name, report in usable.items()]
+    # A tool older than GPU partitions (rocm-smi 5.x) lists the physical GPUs of a partitioned host:
+    # sysfs's partitions are then that many PCI devices, which is no disagreement about the hardware.
+    sysfs = usable.get("sysfs", {}).get("devices") or []
+    physical = len(set(device.get("pci_bus") for device in sysfs if device.get("pci_bus")))
+    if sysfs and physical < len(sysfs):
+        for name, count in counts:
+            if name != "sysfs" and count == physical:
+                warnings.append(
+                    "%s lists the %d physical GPUs, not their %d partitions"
+                    % (SOURCE_LABELS[name], physical, len(sysfs))
+                )
+        counts = [(name, count) for name, count in counts if name == "sysfs" or count != physical]
     if len(set(count for _, count in counts)) > 1:
         conflicts.append(
             "GPU count differs between sources: %s"

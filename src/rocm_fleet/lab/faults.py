@@ -51,8 +51,13 @@ def _save(host: LabHost, faults: dict) -> None:
 load_faults, save_faults = _load, _save
 
 
-def ask_supervisor(host: LabHost, request: dict, timeout: float = 20) -> dict | None:
-    """Send a request to a running host's supervisor; None when the host is not running."""
+def ask_supervisor(host: LabHost, request: dict, timeout: float = 180) -> dict | None:
+    """Send a request to a running host's supervisor; None when the host is not running.
+
+    The supervisor answers once it is done; the timeout only bounds a hung one. A rerender of the
+    CPX host (64 logical GPUs) takes about 10 s on an idle 2-core machine and more than 20 s while
+    other labs run beside it.
+    """
     if not host.is_running():
         return None
     name = f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.json"

@@ -205,3 +205,27 @@ def test_rocminfo_bdf_matches_a_tool_s_domain_qualified_bus():
     gpu = merge_reports({"rocm_smi": smi, "rocminfo": info}, states, [])
     assert gpu["count"] == 4 and gpu["conflicts"] == []
     assert [d["kfd_node"] for d in gpu["devices"]] == [2, 3, 4, 5]
+
+
+def partitioned_sysfs(gpus, partitions):
+    sysfs = sysfs_report(gpus * partitions)
+    for index, device in enumerate(sysfs["devices"]):
+        device["pci_bus"] = "0000:%02x:00.0" % (0x10 + index // partitions)
+    return sysfs
+
+
+def test_a_tool_that_lists_the_physical_gpus_of_partitions_is_a_warning_not_a_conflict():
+    """rocm-smi 5.x predates partitions: on 8 MI300X in CPX (the lab's mi300x-cpx-01) it lists 8, sysfs 64."""
+    sysfs = partitioned_sysfs(8, 8)
+    smi = rocm_smi_report(sorted({d["pci_bus"] for d in sysfs["devices"]}))
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert gpu["count"] == 64
+    assert not any("count differs" in conflict for conflict in gpu["conflicts"])
+    assert "rocm-smi lists the 8 physical GPUs, not their 64 partitions" in gpu["warnings"]
+
+
+def test_a_tool_missing_a_physical_gpu_of_a_partitioned_host_is_still_a_conflict():
+    sysfs = partitioned_sysfs(8, 8)
+    smi = rocm_smi_report(sorted({d["pci_bus"] for d in sysfs["devices"]})[:7])
+    gpu = merge_reports({"sysfs": sysfs, "rocm_smi": smi}, ALL_OK, [])
+    assert any("sysfs sees 64" in c and "rocm-smi sees 7" in c for c in gpu["conflicts"])
