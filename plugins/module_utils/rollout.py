@@ -100,11 +100,15 @@ def _one_line(text):
 def rollout_table(report):
     """One line per host (failures first, with the step and the reason), then a count and what to do next."""
     rows = []
+    check = bool(report.get("check_mode"))
+    if check:
+        rows.append("--check: nothing was changed; the hosts below are what the run would do")
     for entry in report["hosts"]:
         change = ""
         if entry.get("from") or entry.get("to"):
             change = " %s -> %s" % (entry.get("from") or "?", entry.get("to") or "?")
-        line = "%-24s %-11s%s" % (entry["host"], _LABELS[entry["outcome"]], change)
+        label = "would run" if check and entry["outcome"] == "done" else _LABELS[entry["outcome"]]
+        line = "%-24s %-11s%s" % (entry["host"], label, change)
         if entry["outcome"] == "failed":
             line += ": step %s: %s" % (entry.get("step") or "?", _one_line(entry.get("reason") or "failed"))
         elif entry["outcome"] in ("skipped", "not_started") and entry.get("reason"):

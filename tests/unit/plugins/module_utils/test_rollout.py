@@ -57,3 +57,11 @@ def test_a_finished_rollout_is_complete_and_names_no_command():
     report = rollout_report("upgrade", {"h1": {"action": "upgrade"}}, {"h1": DONE}, {"rollback_command": "rb"})
     assert report["complete"] is True
     assert rollout_table(report)[-1] == "upgrade: 1 done, 0 failed, 0 not started, 0 skipped of 1 hosts"
+
+
+def test_a_check_run_says_nothing_changed_and_what_would_run():
+    plans = {"h1": {"action": "upgrade", "from": "6.4.1", "to": "7.2.3"}}
+    report = dict(rollout_report("upgrade", plans, {"h1": DONE}), check_mode=True)
+    table = rollout_table(report)
+    assert table[0].startswith("--check: nothing was changed")
+    assert table[1].split()[:3] == ["h1", "would", "run"]
