@@ -6,6 +6,7 @@
 * rocm_upgrade_plan: one host's upgrade or rollback plan (module_utils.rocm_upgrade).
 * rollout_stop: whether a batch failed more hosts than allowed (module_utils.rollout).
 * rollout_report and rollout_table: the run's report and the table it ends with.
+* rollout_failure_reason: why a step failed, in the failed module's words.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,6 +17,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_upgrade import host_state, upgrade_plan
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rollout import (
+    failure_reason,
     rollout_report as _report,
     rollout_table as _table,
     stop_rollout,
@@ -52,6 +54,10 @@ def rollout_table(report):
         raise AnsibleFilterError("rollout_table expects what rollout_report returns: %s" % error) from error
 
 
+def rollout_failure_reason(result, task=None):
+    return failure_reason(result, task)
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -59,4 +65,5 @@ class FilterModule(object):
             "rollout_stop": rollout_stop,
             "rollout_report": rollout_report,
             "rollout_table": rollout_table,
+            "rollout_failure_reason": rollout_failure_reason,
         }

@@ -12,6 +12,8 @@ middle of a step). Hosts of batches the rollout never reached have no result.
   hosts than allowed, so that later batches are left untouched.
 * rollout_report(kind, plans, results, context): the document written as JSON.
 * rollout_table(report): the lines the run ends with.
+* failure_reason(result, task): why a step failed, in the failed module's own
+  words (a loop's failed items included), as the report gives it.
 
 Stdlib only.
 """
@@ -91,6 +93,25 @@ def rollout_report(kind, plans, results, context=None):
         "hosts": hosts,
         "context": dict(context or {}),
     }
+
+
+def _module_words(result):
+    """The failure message of one module result, and its stderr where the message does not contain it."""
+    if not isinstance(result, dict):
+        return str(result or "")
+    message = str(result.get("msg") or "").strip()
+    stderr = str(result.get("stderr") or "").strip()
+    if stderr and stderr not in message:
+        message = "%s: %s" % (message, stderr) if message else stderr
+    return message
+
+
+def failure_reason(result, task=None):
+    """'task "NAME": MESSAGE', MESSAGE being the module's words; a loop's failed items replace its generic message."""
+    result = result if isinstance(result, dict) else {"msg": str(result or "")}
+    items = [item for item in result.get("results") or [] if isinstance(item, dict) and item.get("failed")]
+    words = "; ".join(filter(None, (_module_words(item) for item in items))) or _module_words(result) or "failed"
+    return ('task "%s": %s' % (task, words)) if task else words
 
 
 def _one_line(text):

@@ -55,9 +55,9 @@ def report(reports, name: str = "upgrade") -> dict[str, dict]:
 
 def test_bad_input_fails_every_host_before_any_change(lab, reports):
     before = {host: default_release(lab, host) for host in HOSTS}
-    unserved = upgrade(reports, "-e", "upgrade_rocm_version=7.0.0")
+    unserved = upgrade(reports, "-e", "upgrade_rocm_version=7.2.4")
     assert unserved.returncode != 0
-    assert "7.0.0" in unserved.output and "The repository serves 6.3.3, 6.4.1, 7.1.1, 7.2.3" in unserved.output, (
+    assert "7.2.4" in unserved.output and "The repository serves 6.3.3, 6.4.1, 7.1.1, 7.2.3" in unserved.output, (
         unserved.tail())
     downgrade = run_playbook("playbooks/upgrade.yml", "-l", SECOND, "-e", "upgrade_rocm_version=6.3.3")
     assert downgrade.returncode != 0

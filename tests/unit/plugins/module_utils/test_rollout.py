@@ -1,7 +1,12 @@
 """A rollout in batches: when it stops, and its report."""
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rollout import rollout_report, rollout_table, stop_rollout
+from ansible_collections.rocm_fleet.core.plugins.module_utils.rollout import (
+    failure_reason,
+    rollout_report,
+    rollout_table,
+    stop_rollout,
+)
 
 DONE = {"outcome": "done"}
 FAILED = {"outcome": "failed", "step": "install", "reason": "E: Unable to locate package rocm-core7.2.3"}
@@ -65,3 +70,16 @@ def test_a_check_run_says_nothing_changed_and_what_would_run():
     table = rollout_table(report)
     assert table[0].startswith("--check: nothing was changed")
     assert table[1].split()[:3] == ["h1", "would", "run"]
+
+
+def test_a_failed_loop_gives_its_failed_items_words_and_stderr_is_kept():
+    result = {"failed": True, "msg": "One or more items failed", "results": [
+        {"failed": False, "msg": "ok"},
+        {"failed": True, "msg": "'/usr/bin/apt-get -y install rocm-core7.2.3' failed: E: Package 'rocm-core7.2.3' has "
+         "no installation candidate\n", "stderr": "E: Package 'rocm-core7.2.3' has no installation candidate\n"}]}
+    reason = failure_reason(result, "Install the use cases of each ROCm release")
+    assert reason.startswith('task "Install the use cases of each ROCm release": ')
+    assert reason.count("no installation candidate") == 1 and "One or more items" not in reason
+    assert failure_reason({"msg": "non-zero return code", "stderr": "scontrol: error: Invalid node name"}) == \
+        "non-zero return code: scontrol: error: Invalid node name"
+    assert failure_reason({}) == "failed"
