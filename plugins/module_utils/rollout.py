@@ -62,7 +62,7 @@ def _outcome(plan, result):
         return "done", None, None
     if result.get("outcome") == "failed":
         return "failed", result.get("step"), result.get("reason")
-    return "failed", result.get("step"), "the host stopped answering during this step (see the run's output)"
+    return "failed", result.get("step"), "the host failed again or stopped answering during this step (see the output)"
 
 
 def rollout_report(kind, plans, results, context=None):

@@ -1,8 +1,8 @@
 """Rolling ROCm upgrades on the lab (playbooks/upgrade.yml): a canary and two batches, a failed host that stops the
 rollout, a rerun that continues, a rollback, --check and bad input.
 
-The three hosts the lab's inventory pins below the default release move to it: mi250x-01 (6.3.3, the canary),
-mi210-01 (6.4.1, the second batch) and rx7900xtx-01 (7.1.1, the third), in inventory order with upgrade_serial=1.
+The three hosts the lab's inventory pins below the default release move to it, in name order with upgrade_serial=1:
+mi210-01 (6.4.1, the canary), mi250x-01 (6.3.3, the second batch) and rx7900xtx-01 (7.1.1, the third).
 The module ends by rolling every host back, so later tests find the lab as site.yml leaves it.
 """
 
@@ -16,7 +16,7 @@ from provision_lab import sudo
 
 pytestmark = pytest.mark.lab
 
-CANARY, SECOND, THIRD = "mi250x-01", "mi210-01", "rx7900xtx-01"
+CANARY, SECOND, THIRD = "mi210-01", "mi250x-01", "rx7900xtx-01"
 HOSTS = (CANARY, SECOND, THIRD)
 LIMIT = ",".join(HOSTS)
 TARGET = "7.2.3"
@@ -59,7 +59,7 @@ def test_bad_input_fails_every_host_before_any_change(lab, reports):
     assert unserved.returncode != 0
     assert "7.2.4" in unserved.output and "The repository serves 6.3.3, 6.4.1, 7.1.1, 7.2.3" in unserved.output, (
         unserved.tail())
-    downgrade = run_playbook("playbooks/upgrade.yml", "-l", SECOND, "-e", "upgrade_rocm_version=6.3.3")
+    downgrade = run_playbook("playbooks/upgrade.yml", "-l", CANARY, "-e", "upgrade_rocm_version=6.3.3")
     assert downgrade.returncode != 0
     assert "6.3.3 is older than the host's 6.4.1: set upgrade_allow_downgrade=true" in downgrade.output
     for run in (unserved, downgrade):
@@ -73,8 +73,8 @@ def test_check_mode_shows_the_plan_and_changes_nothing(lab, reports):
     assert f"would install ROCm {TARGET} beside 6.4.1" in run.output
     planned = report(reports, "upgrade.check")
     assert {host: (entry["from"], entry["to"]) for host, entry in planned.items()} == {
-        CANARY: ("6.3.3", TARGET), SECOND: ("6.4.1", TARGET), THIRD: ("7.1.1", TARGET)}
-    assert default_release(lab, SECOND) == "/opt/rocm-6.4.1"
+        CANARY: ("6.4.1", TARGET), SECOND: ("6.3.3", TARGET), THIRD: ("7.1.1", TARGET)}
+    assert default_release(lab, CANARY) == "/opt/rocm-6.4.1"
     assert not any(record_exists(lab, host) for host in HOSTS)
 
 
@@ -87,13 +87,13 @@ def test_a_failed_host_stops_the_rollout_and_a_rerun_continues(lab, reports):
     assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "install", hosts[SECOND]
     # apt's own words, as the apt module reports them.
     assert f"rocm-core{TARGET}" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
-    assert hosts[THIRD]["outcome"] == "not_started"
+    assert hosts[THIRD]["outcome"] == "not_started", stopped.tail()
     assert default_release(lab, CANARY) == f"/opt/rocm-{TARGET}"
-    assert default_release(lab, SECOND) == "/opt/rocm-6.4.1"
+    assert default_release(lab, SECOND) == "/opt/rocm-6.3.3"
     # The third batch was never touched: no task ran on it.
     assert THIRD not in stopped.changed_tasks and not record_exists(lab, THIRD)
     assert default_release(lab, THIRD) == "/opt/rocm-7.1.1"
-    assert "-e upgrade_rollback=true -l mi210-01" in stopped.output
+    assert f"-e upgrade_rollback=true -l {SECOND}" in stopped.output, stopped.tail()
 
     sudo(lab, SECOND, f"rm -f {PIN}")
     finished = upgrade(reports)
@@ -117,8 +117,8 @@ def test_a_rollback_returns_the_failed_host_to_its_release_compliant(lab, report
                         "-e", f"rollout_reports_dir={reports}")
     assert back.returncode == 0, back.tail()
     assert report(reports, "rollback")[SECOND]["outcome"] == "done"
-    assert default_release(lab, SECOND) == "/opt/rocm-6.4.1"
+    assert default_release(lab, SECOND) == "/opt/rocm-6.3.3"
     assert "rocm-core7.2.3" not in sudo(lab, SECOND, "dpkg-query -W -f='${Package}\\n' 'rocm-core*'")
-    # mi210-01's inventory pins 6.4.1: compliant again as the inventory declares it, its 6.4.1 driver loaded.
+    # mi250x-01's inventory pins 6.3.3: compliant again as the inventory declares it, its 6.3.3 driver loaded.
     compliant = run_playbook("playbooks/compliance.yml", "-l", SECOND, "-e", "compliance_fail_on_drift=true")
     assert compliant.returncode == 0, compliant.tail()

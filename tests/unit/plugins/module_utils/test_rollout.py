@@ -55,7 +55,7 @@ def test_the_report_lists_failures_first_and_says_what_to_do():
 def test_a_host_that_stopped_answering_is_failed_at_its_step():
     report = rollout_report("upgrade", {"h1": {"action": "upgrade"}}, {"h1": {"outcome": "running", "step": "reboot"}})
     assert report["hosts"][0]["outcome"] == "failed" and report["hosts"][0]["step"] == "reboot"
-    assert "stopped answering" in report["hosts"][0]["reason"]
+    assert "stopped answering during this step" in report["hosts"][0]["reason"]
 
 
 def test_a_finished_rollout_is_complete_and_names_no_command():
