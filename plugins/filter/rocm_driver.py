@@ -8,6 +8,8 @@
   preflight reports before anything changes.
 * rocm_dkms_outdated: whether the installed amdgpu-dkms is missing or older
   than the line, compared as dpkg or rpm compares versions.
+* rocm_dkms_move: whether amdgpu-dkms moves to the line (a rollback also moves
+  back from a newer one), and whether the old driver packages must go first.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,6 +22,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers impor
     DKMS,
     dkms_outdated,
     dkms_package,
+    dkms_move,
 )
 
 
@@ -37,6 +40,14 @@ def rocm_dkms_outdated(installed, driver, manager):
         raise AnsibleFilterError("rocm_dkms_outdated: %s" % error) from error
 
 
+def rocm_dkms_move(installed, installed_firmware, driver, manager, downgrade=False):
+    try:
+        return dkms_move(installed, installed_firmware, driver, manager, downgrade=downgrade)
+    except (ValueError, TypeError) as error:
+        raise AnsibleFilterError("rocm_dkms_move: %s" % error) from error
+
+
 class FilterModule(object):
     def filters(self):
-        return {"rocm_dkms_package": rocm_dkms_package, "rocm_dkms_outdated": rocm_dkms_outdated}
+        return {"rocm_dkms_package": rocm_dkms_package, "rocm_dkms_outdated": rocm_dkms_outdated,
+                "rocm_dkms_move": rocm_dkms_move}

@@ -9,6 +9,8 @@
   compatibility allows) and the problems of that choice.
 * dkms_package(driver, manager): amdgpu-dkms's install spec and version glob.
 * dkms_outdated(installed, driver, manager): whether the driver must move.
+* dkms_move(installed, installed_firmware, driver, manager, downgrade): whether
+  the driver moves, and whether the old driver packages must go first.
 * loaded_driver(version, kernel): the loaded amdgpu as a DKMS module, the
   in-tree driver of the kernel (a kernel banner or release), or unknown.
 
@@ -19,6 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import fnmatch
 import re
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_package_versions import (
@@ -189,6 +192,39 @@ def dkms_outdated(installed, driver, manager):
     if not versions:
         return True
     return all(compare_package_versions(version, package["floor"], package_format) < 0 for version in versions)
+
+
+def dkms_move(installed, installed_firmware, driver, manager, downgrade=False):
+    """{install, remove_first}: whether amdgpu-dkms moves to the line, and whether the old driver goes first.
+
+    It moves when missing or older than the line (dkms_outdated), and with ``downgrade``
+    (a rollback) also when a newer one is installed. The old amdgpu-dkms and
+    amdgpu-dkms-firmware are removed first where the package manager cannot move them
+    itself: going back to an older line, and on apt from a 6.x driver to a 30.x line.
+    AMD's 6.x driver packages carry epoch 1 (amdgpu-dkms-firmware 1:6.12.12.60401-...);
+    from the 30.x lines on, amdgpu-dkms-firmware has none (30.30.3.0.30300300-...) and
+    sorts below every 6.x one, so apt will not move to it ("Depends: amdgpu-dkms-firmware
+    (= 30.30.3...) but 1:6.12.12... is to be installed"); removing the old driver first is
+    the fix (ROCm/rocm-install-on-linux#583). dnf and zypper replace them by name.
+    """
+    package = dkms_package(driver, manager)
+    package_format = PACKAGE_FORMATS[manager]
+    versions = [v for v in (_installed_version(item, package_format) for item in installed or []) if v]
+    if not versions:
+        return {"install": True, "remove_first": False}
+    if all(compare_package_versions(version, package["floor"], package_format) < 0 for version in versions):
+        return {"install": True, "remove_first": _renumbered(installed_firmware, driver, manager)}
+    if downgrade and not any(fnmatch.fnmatchcase(version, package["version"]) for version in versions):
+        return {"install": True, "remove_first": True}
+    return {"install": False, "remove_first": False}
+
+
+def _renumbered(installed_firmware, driver, manager):
+    line = parse_version(driver.get("line"))
+    if manager != "apt" or not line or line[0] < 30:
+        return False
+    versions = [_installed_version(item, "deb") for item in installed_firmware or []]
+    return any(version and parse_deb_version(version)[0] > 0 for version in versions)
 
 
 def _installed_version(item, package_format):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import (
     choose_driver,
+    dkms_move,
     dkms_outdated,
     dkms_package,
     driver_table_problems,
@@ -180,3 +181,39 @@ def test_the_in_tree_driver_is_never_a_version():
     # rocm-smi's "Driver version" of the in-tree driver is the kernel release (shared captures, rx6600xt).
     assert loaded_driver("6.8.0-45-generic", kernel="6.8.0-45-generic")["kind"] == "in-tree"
     assert loaded_driver("6.12.12", kernel="6.12.12-amd64")["kind"] == "dkms"
+
+
+LINE_30303 = dict(DRIVERS["30.30.3"], line="30.30.3")
+LINE_641 = dict(DRIVERS["6.4.1"], line="6.4.1")
+FIRMWARE_641 = [{"version": "1:6.12.12.60401-2164967.22.04"}]
+FIRMWARE_30303 = [{"version": "30.30.3.0.30300300-2327507.24.04"}]
+
+
+@pytest.mark.parametrize(
+    ("installed", "firmware", "driver", "manager", "downgrade", "move"),
+    [
+        ([], [], LINE_30303, "apt", False, {"install": True, "remove_first": False}),
+        # 6.x -> 30.x on apt: the renumbered firmware sorts below the installed one, so the old driver goes first.
+        ([{"version": "1:6.12.12.60401-2164967.22.04"}], FIRMWARE_641, LINE_30303, "apt", False,
+         {"install": True, "remove_first": True}),
+        # dnf replaces the packages by name.
+        ([{"version": "6.12.12", "release": "2187269.el9", "epoch": 1}], FIRMWARE_641, LINE_30303, "dnf", False,
+         {"install": True, "remove_first": False}),
+        # Within the 30.x numbering apt moves the pair itself.
+        ([{"version": "1:6.16.6.30200100-2255209.24.04"}], [{"version": "30.20.1.0.30200100-2255209.24.04"}],
+         LINE_30303, "apt", False, {"install": True, "remove_first": False}),
+        ([{"version": "1:6.16.13.30300300-2327507.24.04"}], FIRMWARE_30303, LINE_30303, "apt", False,
+         {"install": False, "remove_first": False}),
+        # A newer driver stays, unless a rollback moves back to the older line (removing the newer one first).
+        ([{"version": "1:6.16.13.30300300-2327507.24.04"}], FIRMWARE_30303, LINE_641, "apt", False,
+         {"install": False, "remove_first": False}),
+        ([{"version": "1:6.16.13.30300300-2327507.24.04"}], FIRMWARE_30303, LINE_641, "apt", True,
+         {"install": True, "remove_first": True}),
+        ([{"version": "1:6.12.12.60401-2164967.22.04"}], FIRMWARE_641, LINE_641, "apt", True,
+         {"install": False, "remove_first": False}),
+    ],
+)
+def test_the_driver_moves_and_the_old_one_goes_first_where_the_manager_cannot_move_it(
+    installed, firmware, driver, manager, downgrade, move
+):
+    assert dkms_move(installed, firmware, driver, manager, downgrade=downgrade) == move
