@@ -8,7 +8,10 @@ host (the kernels removed, GRUB's default back, a reboot into the machine's kern
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from lab_helpers import REPO
 from lab_site import run_playbook
 from provision_lab import sudo
 
@@ -27,6 +30,8 @@ def running(lab) -> str:
 
 
 def reboot(lab) -> None:
+    """A reboot through the kernel role's reboot step (a marker makes it pending), as a maintenance window's."""
+    sudo(lab, HOST, "mkdir -p /run/rocm-fleet/reboot-required && echo test > /run/rocm-fleet/reboot-required/lab-test")
     result = run_playbook("playbooks/reboot.yml", "-l", HOST, "-e", '{"kernel_reboot_allowed": true}')
     assert result.returncode == 0, result.tail()
 
@@ -36,8 +41,7 @@ def kernel_host(compliant_lab, lab):
     yield lab
     packages = " ".join(f"linux-{kind}-{k}" for k in (GOOD, BAD) for kind in ("image", "headers"))
     sudo(lab, HOST, f"dpkg --purge {packages}; rm -f /etc/default/grub.d/95-rocm-fleet-default.cfg"
-                    " /boot/grub/grubenv; update-grub; mkdir -p /run/rocm-fleet/reboot-required"
-                    " && echo restore > /run/rocm-fleet/reboot-required/lab-test-kernel")
+                    " /boot/grub/grubenv; update-grub")
     reboot(lab)
     assert running(lab) == MACHINE
 
@@ -49,15 +53,25 @@ def test_the_policy_refuses_the_series_amdgpu_cannot_build_for(kernel_host):
     assert "Candidate: (none)" not in good, policy
 
 
+def test_a_kernel_the_policy_refuses_stops_the_run_before_any_change(kernel_host):
+    run = run_playbook(UPDATE, "-l", HOST, "-e", f"kernel_update_version={BAD}")
+    assert run.returncode != 0, run.tail()
+    assert f"kernel_update_version {BAD} is refused" in run.output, run.tail()
+    assert run.recap[HOST]["changed"] == 0, run.changed_tasks
+
+
 def test_a_kernel_amdgpu_cannot_build_for_leaves_the_working_kernel_booting(kernel_host):
     run = run_playbook(UPDATE, "-l", HOST, "-e", "packages_kernel_update_policy=free",
                        "-e", f"kernel_update_version={BAD}")
     assert run.returncode != 0, run.tail()
-    failure = " ".join(f["message"] for f in run.failed_tasks.get(HOST, []))
-    assert f"{HOST}: kernel {BAD} is not made the boot default" in failure, run.tail()
-    assert "make.log" in failure and "Error" in failure and f"keeps booting {MACHINE}" in failure, failure
+    assert f"{HOST}: kernel {BAD} is not made the boot default" in run.output, run.tail()
+    assert f"keeps booting {MACHINE}" in run.output and "make.log" in run.output, run.tail()
+    report = json.loads((REPO / "reports" / "kernel.json").read_text())
+    entry = next(h for h in report["hosts"] if h["host"] == HOST)
+    assert entry["outcome"] == "failed" and entry["step"] == "module", entry
+    assert BAD in entry["reason"] and "Error" in entry["reason"], entry
     assert BAD not in sudo(kernel_host, HOST, "ls /boot; cat /boot/grub/grub.cfg")
-    reboot(kernel_host)  # nothing pending: the host stays up, on its kernel
+    reboot(kernel_host)  # the next boot runs the working kernel
     assert running(kernel_host) == MACHINE
 
 
