@@ -285,6 +285,11 @@ def _secure_boot(root, kernels, before_install=False):
             return _result("ROCM-KERN-003", STATE_STATUS[worst], None, actual, reason)
 
 
+def secure_boot_check(root, kernels):
+    """ROCM-KERN-003's result for the DKMS modules of ``kernels`` (the kernel update's check before a new default)."""
+    return _secure_boot(root, list(kernels))
+
+
 def evaluate_health(health, root="/"):
     """Results of the health, kernel and Secure Boot checks; one bad reading costs one check, never the call."""
     health = health or {}

@@ -65,21 +65,112 @@ def fresh_proc_sys(snapshot: Path, destination: Path, hostname: str, release: st
     return boot_id
 
 
-def kernel_cmdline(root: Path) -> str:
-    """/proc/cmdline as GRUB would pass it: the first menu entry's linux line of grub.cfg.
+_MENU = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2(.*)\{\s*$")
+_MENU_ID = re.compile(r"\$menuentry_id_option\s+'([^']+)'")
+_SET_DEFAULT = re.compile(r'^\s*set\s+default="([^"]*)"')
+GRUBENV = "boot/grub/grubenv"
 
-    Only grub.cfg counts: an /etc/default/grub edit without update-grub has no effect.
+
+def grub_menu(text: str) -> list[dict]:
+    """grub.cfg's menu as GRUB builds it: [{title, id, linux (fields of its linux line), children}]."""
+    top: list[dict] = []
+    stack = [top]
+    current = None
+    for line in text.splitlines():
+        found = _MENU.match(line)
+        if found:
+            ident = _MENU_ID.search(found.group(4))
+            item = {"title": found.group(3), "id": ident.group(1) if ident else None, "linux": None, "children": None}
+            stack[-1].append(item)
+            if found.group(1) == "submenu":
+                item["children"] = []
+                stack.append(item["children"])
+            else:
+                current = item
+            continue
+        fields = line.split()
+        if current is not None and len(fields) >= 2 and fields[0] in ("linux", "linuxefi") and not current["linux"]:
+            current["linux"] = fields[1:]
+        elif line.strip() == "}":
+            if current is not None:
+                current = None
+            elif len(stack) > 1:
+                stack.pop()
+    return top
+
+
+def _menu_pick(menu: list[dict], wanted: str) -> dict | None:
+    """The entry GRUB's ``default`` names: an index, id or title per menu level, levels joined by '>'.
+
+    A bare id or title is looked up in the top level only (a submenu's entry needs "submenu>entry").
     """
+    items, chosen = menu, None
+    for part in wanted.split(">"):
+        if part.isdigit():
+            chosen = items[int(part)] if int(part) < len(items) else None
+        else:
+            chosen = next((item for item in items if part in (item["id"], item["title"])), None)
+        if chosen is None:
+            return None
+        items = chosen["children"] or []
+    return chosen if chosen and chosen["children"] is None else None
+
+
+def _first_entry(menu: list[dict]) -> dict | None:
+    for item in menu:
+        if item["children"] is None:
+            return item
+        found = _first_entry(item["children"])
+        if found:
+            return found
+    return None
+
+
+def read_grubenv(root: Path) -> dict[str, str]:
+    path = root / GRUBENV
+    text = path.read_text(errors="replace") if path.is_file() else ""
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+
+
+def write_grubenv(root: Path, env: dict[str, str]) -> None:
+    """As GRUB's save_env writes the block: 1024 bytes, '#' padding."""
+    body = "# GRUB Environment Block\n" + "".join(f"{key}={value}\n" for key, value in env.items())
+    (root / GRUBENV).write_text(body + "#" * max(0, 1024 - len(body.encode())))
+
+
+def boot_entry(root: Path, consume_next_entry: bool = False) -> dict | None:
+    """The menu entry a boot runs: grubenv's next_entry once (cleared, as save_env next_entry does,
+    when ``consume_next_entry``), else grub.cfg's default (``${saved_entry}`` from grubenv); an entry
+    that is not found boots the first one, as GRUB falls back to entry 0."""
     grub_cfg = root / "boot" / "grub" / "grub.cfg"
+    if not grub_cfg.exists():
+        return None
+    text = grub_cfg.read_text(errors="replace")
+    menu = grub_menu(text)
+    env = read_grubenv(root)
+    defaults = [m.group(1) for m in map(_SET_DEFAULT.match, text.splitlines()) if m]
+    wanted = next((value for value in defaults if value != "${next_entry}"), "0")
+    if "${next_entry}" in defaults and env.get("next_entry"):
+        wanted = env["next_entry"]
+        if consume_next_entry:
+            env["next_entry"] = ""
+            write_grubenv(root, env)
+    elif wanted == "${saved_entry}":
+        wanted = env.get("saved_entry", "")
+    return (_menu_pick(menu, wanted) if wanted else None) or _first_entry(menu)
+
+
+def kernel_cmdline(root: Path, consume_next_entry: bool = False) -> str:
+    """/proc/cmdline as GRUB would pass it: the linux line of the entry this boot runs (boot_entry).
+
+    Only grub.cfg and grubenv count: an /etc/default/grub edit without update-grub has no effect.
+    """
     release = os.uname().release
     fallback = f"BOOT_IMAGE=/boot/vmlinuz-{release} ro quiet"
-    if not grub_cfg.exists():
+    entry = boot_entry(root, consume_next_entry)
+    if not entry or not entry["linux"]:
         return fallback
-    for line in grub_cfg.read_text(errors="replace").splitlines():
-        fields = line.split()
-        if len(fields) >= 2 and fields[0] == "linux":
-            return " ".join([f"BOOT_IMAGE={fields[1]}", *fields[2:]])
-    return fallback
+    return " ".join([f"BOOT_IMAGE={entry['linux'][0]}", *entry["linux"][1:]])
 
 
 def cmdline_parameters(cmdline: str) -> dict[str, str]:

@@ -20,6 +20,12 @@ LAYER_FILES = {
     "init": ("usr/local/lib/rocm-fleet-lab/init", 0o755),
     "shutdown": ("usr/sbin/shutdown", 0o755),
     "grub-mkconfig": ("usr/sbin/grub-mkconfig", 0o755),
+    # grub-common's environment block tools: GRUB_DEFAULT=saved boots what they store.
+    "grub-editenv": ("usr/bin/grub-editenv", 0o755),
+    "grub-set-default": ("usr/sbin/grub-set-default", 0o755),
+    "grub-reboot": ("usr/sbin/grub-reboot", 0o755),
+    # grub2-common's kernel hooks: a kernel package's postinst/postrm runs update-grub through them.
+    "kernel-hook-update-grub": ("etc/kernel/postinst.d/zz-update-grub", 0o755),
     "default-grub": ("etc/default/grub", 0o644),
     # PATH puts /usr/local/sbin first for root and in sudo's secure_path.
     "modprobe": ("usr/local/sbin/modprobe", 0o755),
@@ -33,6 +39,7 @@ LINKS = {
     "usr/sbin/poweroff": "shutdown",
     "usr/sbin/halt": "shutdown",
     "usr/sbin/update-grub": "grub-mkconfig",
+    "etc/kernel/postrm.d/zz-update-grub": "../postinst.d/zz-update-grub",
     "usr/local/sbin/rmmod": "modprobe-r",
 }
 
@@ -64,6 +71,7 @@ def ensure_layer() -> Path:
         path.chmod(mode)
     for link, target_name in LINKS.items():
         path = building / link
+        path.parent.mkdir(parents=True, exist_ok=True)
         if target_name == "modprobe-r":
             # rmmod NAME == modprobe -r NAME for the lab's purposes.
             path.write_text('#!/bin/sh\nexec /usr/local/sbin/modprobe -r "$@"\n')

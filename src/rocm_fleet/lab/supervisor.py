@@ -67,7 +67,7 @@ class Supervisor:
         shutil.rmtree(self.control, ignore_errors=True)
         for inbox in ("requests", "replies"):
             (self.control / inbox).mkdir(parents=True)
-        cmdline = kernelstate.kernel_cmdline(self.root)
+        cmdline = kernelstate.kernel_cmdline(self.root, consume_next_entry=True)
         # The kernel this boot runs: grub.cfg's default, which may be one amdgpu has no module for.
         self.kernel = kernels.booted_kernel(cmdline)
         proc_sys = self.run_dir / "proc-sys"

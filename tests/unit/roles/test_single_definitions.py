@@ -25,6 +25,14 @@ NOT_MANAGED_OBJECTS = {
     ("kernel", "reboot.yml", "Clear the reboot markers of the previous boot"): "/run markers, emptied by a reboot",
     ("kernel", "boot_params_grub_default.yml", "Manage the boot parameters block in /etc/default/grub"):
         "SLES: a block inside the distribution's own file",
+    # The kernel update flow (playbooks/kernel_update.yml) keeps the boot default; site.yml never sets it.
+    ("kernel", "update_pin.yml", "Make GRUB boot the saved entry (GRUB_DEFAULT=saved)"):
+        "kernel updates only: the saved boot default, with grub-set-default",
+    ("kernel", "update_pin.yml", "Keep new kernels from becoming the default on install (UPDATEDEFAULT=no)"):
+        "kernel updates only: EL's install-time default",
+    ("kernel", "update_default.yml", "Create the reboot marker directory"): "/run markers, emptied by a reboot",
+    ("kernel", "update_default.yml", "Record that the host must reboot into the new kernel"):
+        "/run markers, emptied by a reboot",
 }
 
 

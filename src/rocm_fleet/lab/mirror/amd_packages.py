@@ -91,6 +91,16 @@ def driver_packages(release: RocmRelease, codename: str) -> list[DebSpec]:
         description=f"amdgpu driver in DKMS format (lab simulation of {label}, kernel module {driver.module_version})",
         homepage="https://github.com/ROCm/ROCK-Kernel-Driver",
         depends=[f"amdgpu-dkms-firmware (= {firmware_version})"],
+        files={
+            f"/usr/src/amdgpu-{driver.dkms_module_version(codename)}/{scripts.LAB_BUILD}": (
+                0o755,
+                scripts.amdgpu_dkms_build(driver.dkms_module_version(codename), driver.module_version).encode(),
+            ),
+            scripts.AUTOINSTALL: (0o755, scripts.dkms_autoinstall().encode()),
+            "/etc/kernel/postinst.d/dkms": (0o755, scripts.dkms_kernel_hook("postinst").encode()),
+            "/etc/kernel/header_postinst.d/dkms": (0o755, scripts.dkms_kernel_hook("header_postinst").encode()),
+            "/etc/kernel/postrm.d/dkms": (0o755, scripts.dkms_kernel_hook("postrm").encode()),
+        },
         scripts={
             "postinst": scripts.amdgpu_dkms_postinst(driver.dkms_module_version(codename), driver.module_version),
             "prerm": scripts.amdgpu_dkms_prerm(driver.dkms_module_version(codename)),

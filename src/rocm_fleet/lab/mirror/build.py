@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rocm_fleet.lab import paths
-from rocm_fleet.lab.mirror import amd_packages, archive, distro, signing
+from rocm_fleet.lab.mirror import amd_packages, archive, distro, kernel_packages, signing
 from rocm_fleet.lab.mirror.archive import Dist
 from rocm_fleet.lab.mirror.catalog import (
     CODENAMES,
@@ -210,7 +210,8 @@ def served(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict:
                 for codename in CODENAMES
             },
         }
-    return {"releases": releases, "debian": debian_suites(), "tools": tool_versions}
+    kernels = kernel_packages.lab_kernels(platform.release())
+    return {"releases": releases, "debian": debian_suites(), "tools": tool_versions, "kernels": kernels}
 
 
 def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str) -> dict[str, list[str]]:
@@ -240,6 +241,9 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
     for suite in debian_suites():
         dist_path = f"debian/dists/{suite}"
         jobs.append((dist_path, distro.kernel_headers_package(kernel), www / "debian/pool/main"))
+        # Kernel updates: one amdgpu-dkms builds for (good), one it cannot build for (bad).
+        for spec in kernel_packages.kernel_update_packages(kernel):
+            jobs.append((dist_path, spec, www / "debian/pool/main"))
         for debs in tool_debs.values():
             for deb in debs:
                 if deb.suite == suite:

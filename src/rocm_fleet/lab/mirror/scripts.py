@@ -13,6 +13,14 @@ where <module version> is dkms's, e.g. 6.12.12-2164967.22.04 or 6.16.13-2327507.
 (amdgpu 30.30.3). The .ko files are text stubs of ``modinfo``-style ``key=value`` lines
 (version=, srcversion=, vermagic=); version= is the kernel module's own version (6.16.13),
 which the lab reports as /sys/module/amdgpu/version once the host boots with it.
+
+The build itself is /usr/src/amdgpu-<module version>/lab-build KERNEL, run by the postinst
+for each kernel with headers and by dkms's kernel hooks (/etc/kernel/postinst.d/dkms,
+header_postinst.d/dkms, postrm.d/dkms: the lab has no dkms package, so amdgpu-dkms carries
+them) when a kernel package is installed. It fails as DKMS fails on a kernel newer than the
+module's kernel base (the series of its module version: 6.16.13 builds for 6.16 and older):
+"Error! Bad return status for module build on kernel: ..." with a make.log. The lab machine's
+own series builds too, whatever it is: every lab host runs that kernel.
 """
 
 from __future__ import annotations
@@ -43,11 +51,126 @@ exit 0
 """
 
 
+LAB_BUILD = "lab-build"
+AUTOINSTALL = "/usr/lib/rocm-fleet-lab/dkms-autoinstall"
+
+
+def amdgpu_dkms_build(module_version: str, kernel_module_version: str) -> str:
+    """/usr/src/amdgpu-<module version>/lab-build KERNEL: ``dkms build`` and ``dkms install`` of amdgpu for KERNEL."""
+    base_major, base_minor = kernel_module_version.split(".")[:2]
+    return f"""#!/bin/sh
+# Simulated `dkms install -m amdgpu -v {module_version} -k KERNEL` (rocm-fleet lab): no compiler
+# runs; the module "builds" for kernel series up to {base_major}.{base_minor} (its kernel base; the lab
+# machine's series where newer) and fails above it as the real build does, with a make.log.
+set -eu
+kernel=$1
+module=amdgpu
+version={module_version}
+if [ ! -e "/lib/modules/$kernel/build/Makefile" ]; then
+    echo "Error! Your kernel headers for kernel $kernel cannot be found at /lib/modules/$kernel/build" \\
+        "or /lib/modules/$kernel/source." >&2
+    echo "Please install the linux-headers-$kernel package or use the --kernelsourcedir option" \\
+        "to tell DKMS where it's located." >&2
+    exit 21
+fi
+log=/var/lib/dkms/$module/$version/build/make.log
+mkdir -p "$(dirname "$log")"
+echo "Building for $kernel"
+echo "Building initial module for $kernel"
+major=$(echo "$kernel" | cut -d. -f1)
+minor=$(echo "$kernel" | cut -d. -f2 | sed 's/[^0-9].*//')
+printf 'DKMS make.log for %s-%s for kernel %s (x86_64)\\n%s\\n' "$module" "$version" "$kernel" "$(date)" > "$log"
+printf 'make -j%s KERNELRELEASE=%s TTM_NAME=amdttm SCHED_NAME=amd-sched -C /lib/modules/%s/build M=%s\\n' \\
+    "$(nproc)" "$kernel" "$kernel" "$(dirname "$log")" >> "$log"
+# The series it builds for: its kernel base, or the lab machine's own where newer (every lab host runs it).
+max_major={base_major}
+max_minor={base_minor}
+machine_major=$(uname -r | cut -d. -f1)
+machine_minor=$(uname -r | cut -d. -f2 | sed 's/[^0-9].*//')
+if [ "$machine_major" -gt "$max_major" ] \\
+    || {{ [ "$machine_major" -eq "$max_major" ] && [ "$machine_minor" -gt "$max_minor" ]; }}; then
+    max_major=$machine_major
+    max_minor=$machine_minor
+fi
+if [ "$major" -gt "$max_major" ] || {{ [ "$major" -eq "$max_major" ] && [ "$minor" -gt "$max_minor" ]; }}; then
+    cat >> "$log" <<LOG
+$(dirname "$log")/amd/amdgpu/amdgpu_device.c: error: (rocm-fleet lab) amdgpu {kernel_module_version} builds against \\
+kernel series up to $max_major.$max_minor; the headers of $kernel declare interfaces it does not know
+make[2]: *** [scripts/Makefile.build:243: $(dirname "$log")/amd/amdgpu/amdgpu_device.o] Error 1
+make[1]: *** [Makefile:1947: $(dirname "$log")] Error 2
+make: *** [Makefile:224: __sub-make] Error 2
+LOG
+    echo "Error! Bad return status for module build on kernel: $kernel (x86_64)" >&2
+    echo "Consult $log for more information." >&2
+    exit 10
+fi
+tree=/var/lib/dkms/$module/$version/$kernel/x86_64/module
+mkdir -p "$tree" "/lib/modules/$kernel/updates/dkms"
+printf 'version={kernel_module_version}\\nsrcversion=LAB%s\\nvermagic=%s SMP mod_unload modversions\\n' \\
+    "$(printf %s "$version" | md5sum | cut -c1-20 | tr a-f A-F)" "$kernel" > "$tree/amdgpu.ko"
+cp "$tree/amdgpu.ko" "/lib/modules/$kernel/updates/dkms/amdgpu.ko"
+echo "make: Leaving directory '/usr/src/linux-headers-$kernel'" >> "$log"
+echo "Installing /lib/modules/$kernel/updates/dkms/amdgpu.ko"
+"""
+
+
+def dkms_autoinstall() -> str:
+    """dkms autoinstall -k KERNEL over every amdgpu source tree: what dkms's kernel hooks run."""
+    return """#!/bin/sh
+# `dkms autoinstall --kernelver KERNEL` (rocm-fleet lab): builds each added amdgpu for a kernel
+# that has none, and fails as dkms 3 does when one fails (the kernel package's script fails with it).
+kernel=$1
+if [ ! -e "/lib/modules/$kernel/build/Makefile" ]; then
+    echo "dkms: autoinstall for kernel $kernel skipped: its headers are not installed" \\
+        "(install linux-headers-$kernel)" >&2
+    exit 0
+fi
+failed=
+for build in /usr/src/amdgpu-*/lab-build; do
+    [ -x "$build" ] || continue
+    version=${build#/usr/src/amdgpu-}
+    version=${version%/lab-build}
+    if [ -e "/var/lib/dkms/amdgpu/$version/$kernel/x86_64/module/amdgpu.ko" ] \\
+        && [ -e "/lib/modules/$kernel/updates/dkms/amdgpu.ko" ]; then
+        echo "Module amdgpu/$version already installed on kernel $kernel/x86_64, skip."
+        continue
+    fi
+    "$build" "$kernel" || { echo "dkms autoinstall on $kernel/x86_64 failed for amdgpu($?)" >&2; failed=yes; }
+done
+if [ -n "$failed" ]; then
+    echo "Error! One or more modules failed to install during autoinstall." >&2
+    echo "Refer to previous errors for more information." >&2
+    exit 11
+fi
+exit 0
+"""
+
+
+def dkms_kernel_hook(kind: str) -> str:
+    """/etc/kernel/{postinst,header_postinst,postrm}.d/dkms as the dkms package ships them."""
+    if kind == "postrm":
+        return """#!/bin/sh
+# dkms's kernel hook: remove the modules DKMS built for a removed kernel.
+kernel=$1
+for tree in /var/lib/dkms/amdgpu/*/"$kernel"; do
+    [ -d "$tree" ] && rm -rf "$tree"
+done
+rm -f "/lib/modules/$kernel/updates/dkms/amdgpu.ko"
+rmdir -p "/lib/modules/$kernel/updates/dkms" 2>/dev/null || true
+exit 0
+"""
+    return f"""#!/bin/sh
+# dkms's kernel hook: build the DKMS modules for the kernel being installed.
+exec {AUTOINSTALL} "$1"
+"""
+
+
 def amdgpu_dkms_postinst(module_version: str, kernel_module_version: str) -> str:
     """``module_version``: dkms's (6.16.13-2327507.24.04); ``kernel_module_version``: modinfo's (6.16.13)."""
     return f"""#!/bin/sh
-# Simulated DKMS build of amdgpu {module_version}: the lab compiles nothing, it leaves
-# the files dkms would and fails the way dkms does when kernel headers are missing.
+# Simulated DKMS build of amdgpu {module_version} for every kernel with headers: the lab
+# compiles nothing, it leaves the files dkms would and fails the way dkms does when the
+# running kernel's headers are missing or its build fails.
 set -e
 [ "$1" = configure ] || exit 0
 module=amdgpu
@@ -64,26 +187,19 @@ DEST_MODULE_LOCATION[0]="/updates/dkms"
 CONF
 echo "Loading new $module-$version DKMS files..."
 running=$(uname -r)
-built_running=no
+if [ ! -e "/lib/modules/$running/build/Makefile" ]; then
+    "$src/{LAB_BUILD}" "$running" || exit 10
+fi
 for build in /lib/modules/*/build; do
     [ -e "$build/Makefile" ] || continue
     kernel=${{build#/lib/modules/}}
     kernel=${{kernel%/build}}
-    echo "Building for $kernel"
-    tree=/var/lib/dkms/$module/$version/$kernel/x86_64/module
-    mkdir -p "$tree" "/lib/modules/$kernel/updates/dkms"
-    printf 'version={kernel_module_version}\\nsrcversion=LAB%s\\nvermagic=%s SMP mod_unload modversions\\n' \\
-        "$(printf %s "$version" | md5sum | cut -c1-20 | tr a-f A-F)" "$kernel" > "$tree/amdgpu.ko"
-    cp "$tree/amdgpu.ko" "/lib/modules/$kernel/updates/dkms/amdgpu.ko"
-    [ "$kernel" = "$running" ] && built_running=yes
+    status=0
+    "$src/{LAB_BUILD}" "$kernel" || status=$?
+    if [ "$status" -ne 0 ] && [ "$kernel" = "$running" ]; then
+        exit 10
+    fi
 done
-if [ "$built_running" = no ]; then
-    echo "Error! Your kernel headers for kernel $running cannot be found at /lib/modules/$running/build" \\
-        "or /lib/modules/$running/source." >&2
-    echo "Please install the linux-headers-$running package or use the --kernelsourcedir option" \\
-        "to tell DKMS where it's located." >&2
-    exit 10
-fi
 exit 0
 """
 
