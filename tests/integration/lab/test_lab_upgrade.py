@@ -104,8 +104,9 @@ def test_a_failed_host_stops_the_rollout_and_a_rerun_continues(lab, reports):
     assert all(default_release(lab, host) == f"/opt/rocm-{TARGET}" for host in HOSTS)
     # Each host passed its verify step (every compliance check against the target). Checked once more on its own,
     # as an inventory that moved to the target and keeps the old release beside it declares the canary.
+    declared = {"preflight_rocm_version": TARGET, "packages_rocm_versions": ["6.4.1", TARGET]}
     compliant = run_playbook("playbooks/compliance.yml", "-l", CANARY, "-e", "compliance_fail_on_drift=true",
-                             "-e", json.dumps({"preflight_rocm_version": TARGET, "packages_rocm_versions": ["6.4.1", TARGET]}))
+                             "-e", json.dumps(declared))
     assert compliant.returncode == 0, compliant.tail()
 
     again = upgrade(reports)
