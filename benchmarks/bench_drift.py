@@ -23,8 +23,6 @@ taken one after the other, and prints its ratios beside this checkout's.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+from bench_lab import BIN, REPO, bench_inventory, lab_env
+
 SIZES = (1, 4, 16)
 
 
@@ -53,15 +51,6 @@ def timed(command: list[str], env: dict, ok: tuple[int, ...]) -> float:
     return elapsed
 
 
-def bench_inventory(env: dict, workdir: Path) -> Path:
-    """The instance's inventory plus the generated scale hosts, as one inventory directory."""
-    source = Path(env["ROCM_FLEET_LAB_INVENTORY"])
-    inventory = workdir / "inventory"
-    shutil.copytree(source, inventory)
-    shutil.copy(Path(env["ROCM_FLEET_LAB_DIR"]) / "inventory" / "scale.yml", inventory / "scale.yml")
-    return inventory
-
-
 def baseline_env(env: dict, ref: str, directory: Path) -> dict:
     """A worktree of ``ref``: its engine (PYTHONPATH) and its collection (ROCM_FLEET_COLLECTION_ROOT)."""
     run(["git", "worktree", "add", "--detach", str(directory), ref], env)
@@ -75,11 +64,9 @@ def main() -> int:
     parser.add_argument("--no-converge", action="store_true", help="the scale hosts are converged already")
     parser.add_argument("--baseline", metavar="REF", help="also time the drift of this git commit, side by side")
     args = parser.parse_args()
-    missing = [name for name in ("ROCM_FLEET_LAB_DIR", "ROCM_FLEET_LAB_INVENTORY") if not os.environ.get(name)]
-    if os.geteuid() != 0 or missing:
-        print(f"run as root with your own lab instance (missing: {', '.join(missing) or 'root'})", file=sys.stderr)
+    env = lab_env()
+    if env is None:
         return 2
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
     run([str(BIN / "rocm-fleet"), "lab", "up", str(max(SIZES))], env)
     with tempfile.TemporaryDirectory(prefix="bench-drift-") as work:
         inventory = bench_inventory(env, Path(work))

@@ -16,8 +16,6 @@ depend on the machine's load. Exit 2 when it cannot run.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,8 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+from bench_lab import BIN, REPO, bench_inventory, lab_env
 
 
 def run(command: list[str], env: dict, timeout: float = 7200) -> float:
@@ -44,16 +41,12 @@ def main() -> int:
     parser.add_argument("--from", dest="start", default="7.1.1", help="the release the hosts start on")
     parser.add_argument("--to", dest="target", default="7.2.3", help="the release both runs move them to")
     args = parser.parse_args()
-    missing = [name for name in ("ROCM_FLEET_LAB_DIR", "ROCM_FLEET_LAB_INVENTORY") if not os.environ.get(name)]
-    if os.geteuid() != 0 or missing:
-        print(f"run as root with your own lab instance (missing: {', '.join(missing) or 'root'})", file=sys.stderr)
+    env = lab_env()
+    if env is None:
         return 2
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
     run([str(BIN / "rocm-fleet"), "lab", "up", str(args.hosts)], env)
     with tempfile.TemporaryDirectory(prefix="bench-upgrade-") as work:
-        inventory = Path(work) / "inventory"
-        shutil.copytree(Path(env["ROCM_FLEET_LAB_INVENTORY"]), inventory)
-        shutil.copy(Path(env["ROCM_FLEET_LAB_DIR"]) / "inventory" / "scale.yml", inventory / "scale.yml")
+        inventory = bench_inventory(env, Path(work))
         limit = ",".join(f"scale-{number:02d}" for number in range(1, args.hosts + 1))
         playbook = [str(BIN / "ansible-playbook"), "-i", str(inventory), "--limit", limit]
         # Back on the start release: the target's packages and its newer driver removed, no upgrade record.

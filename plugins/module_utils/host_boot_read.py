@@ -64,19 +64,25 @@ def _grubenv(root):
     return env
 
 
-def _grub_entries(text):
-    """[(position "i" or "i>j", title, id, kernel)] of a grub.cfg's menu entries and submenus' entries."""
+def grub_entries(text):
+    """[(position, title, id, kernel, id path)] of a grub.cfg's menu entries and submenus' entries.
+
+    The position is GRUB's index path ("1>2"), the id path the same entry by ids ("submenu id>entry id"; a title
+    where an entry has no id), as GRUB_DEFAULT and grub-set-default accept either.
+    """
     entries, stack, counters, current = [], [], [0], None
-    for line in text.splitlines():
+    for line in (text or "").splitlines():
         found = _ENTRY.match(line)
         if found:
             position = ">".join(str(n) for n in [s[0] for s in stack] + [counters[-1]])
             ident = _ENTRY_ID.search(found.group(4))
+            ident = ident.group(1) if ident else None
+            id_path = ">".join([s[2] or s[1] for s in stack] + [ident or found.group(3)])
             if found.group(1) == "submenu":
-                stack.append((counters[-1], found.group(3), ident.group(1) if ident else None))
+                stack.append((counters[-1], found.group(3), ident))
                 counters.append(0)
                 continue
-            current = [position, found.group(3), ident.group(1) if ident else None, None]
+            current = [position, found.group(3), ident, None, id_path]
             continue
         linux = _LINUX.match(line)
         if linux and current is not None and current[3] is None:
@@ -96,7 +102,7 @@ def _grub_entries(text):
 def _pick(entries, wanted):
     """The entry ``wanted`` names: a position (0, 1>2), a title or an id ('a>b' names a submenu's entry)."""
     last = wanted.split(">")[-1]
-    for position, title, ident, kernel in entries:
+    for position, title, ident, kernel, _id_path in entries:
         if wanted in (position, title, ident) or last in (title, ident):
             return kernel
     return None
@@ -119,7 +125,7 @@ def default_kernel(root="/"):
             how = "set default=%s" % wanted
         if "blscfg" in text:  # EL: the entries are /boot/loader/entries, grubenv names the saved one
             return _bls_default(root, env.get("next_entry") or env.get("saved_entry"))
-        kernel = _pick(_grub_entries(text), wanted)
+        kernel = _pick(grub_entries(text), wanted)
         if kernel:
             return kernel, "/%s (%s)" % (cfg, how)
         return None, "/%s: no menu entry %r with a linux line" % (cfg, wanted)

@@ -29,41 +29,13 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.host_kernel_driver
 
 PASS, FAIL = "pass", "fail"
 LOG_LINES = 12
-_ENTRY = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2(.*)\{\s*$")
-_ENTRY_ID = re.compile(r"\$menuentry_id_option\s+'([^']+)'")
-_LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)")
 _LOG_KERNEL = re.compile(r"^DKMS make\.log for \S+ for kernel (\S+)")
 GRUB_CFGS = ("boot/grub/grub.cfg", "boot/grub2/grub.cfg")
 
 
-def _kernel_of(image):
-    name = os.path.basename(image or "")
-    return name[len("vmlinuz-"):] if name.startswith("vmlinuz-") else None
-
-
 def grub_entries(text):
-    """[(id path, title, kernel)] of grub.cfg's menu entries; a submenu's entries as "submenu id>entry id"."""
-    entries, stack, current = [], [], None
-    for line in (text or "").splitlines():
-        found = _ENTRY.match(line)
-        if found:
-            ident = _ENTRY_ID.search(found.group(4))
-            name = ident.group(1) if ident else found.group(3)
-            if found.group(1) == "submenu":
-                stack.append(name)
-            else:
-                current = [">".join(stack + [name]), found.group(3), None]
-            continue
-        linux = _LINUX.match(line)
-        if linux and current is not None and current[2] is None:
-            current[2] = _kernel_of(linux.group(1))
-        if line.strip() == "}":
-            if current is not None:
-                entries.append(tuple(current))
-                current = None
-            elif stack:
-                stack.pop()
-    return entries
+    """[(id path, title, kernel)] of grub.cfg's menu entries (host_boot_read's parser); a submenu's as "sub>entry"."""
+    return [(id_path, title, kernel) for _position, title, _ident, kernel, id_path in boot.grub_entries(text)]
 
 
 def grub_entry_path(text, kernel):

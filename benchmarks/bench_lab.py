@@ -1,0 +1,29 @@
+"""What the lab benchmarks share: their own lab instance's environment and an inventory with its scale hosts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def lab_env() -> dict | None:
+    """The environment of the benchmark's own lab instance; None (with the reason printed) when it cannot run."""
+    missing = [name for name in ("ROCM_FLEET_LAB_DIR", "ROCM_FLEET_LAB_INVENTORY") if not os.environ.get(name)]
+    if os.geteuid() != 0 or missing:
+        print(f"run as root with your own lab instance (missing: {', '.join(missing) or 'root'})", file=sys.stderr)
+        return None
+    return {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
+
+
+def bench_inventory(env: dict, workdir: Path) -> Path:
+    """The instance's inventory plus the generated scale hosts, as one inventory directory."""
+    source = Path(env["ROCM_FLEET_LAB_INVENTORY"])
+    inventory = workdir / "inventory"
+    shutil.copytree(source, inventory)
+    shutil.copy(Path(env["ROCM_FLEET_LAB_DIR"]) / "inventory" / "scale.yml", inventory / "scale.yml")
+    return inventory
