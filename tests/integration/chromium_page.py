@@ -51,6 +51,8 @@ class PageResult:
     screenshot: bytes = b""
     # A small copy of the screenshot, cheap to decode for the blank-page check.
     thumbnail: bytes = b""
+    # From the navigation to the page's load event, in seconds.
+    load_seconds: float = 0.0
 
 
 class _Pipe:
@@ -153,8 +155,10 @@ def open_page(path: Path, expressions: dict[str, str], width: int = 1400, height
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
             session=session,
         )
+        navigated = time.monotonic()
         pipe.call("Page.navigate", {"url": page_url}, session=session)
         pipe.wait_for("Page.loadEventFired")
+        result.load_seconds = time.monotonic() - navigated
         for name, expression in expressions.items():
             reply = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)
             if "exceptionDetails" in reply:
