@@ -33,15 +33,25 @@ all:
 pytestmark = pytest.mark.slow
 
 
-def test_the_drift_playbook_publishes_its_summary_once_for_a_workflow(tmp_path):
-    (tmp_path / "hosts.yml").write_text(INVENTORY)
+def _playbook(*args: str) -> subprocess.CompletedProcess:
     environment = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                        ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_SHOW_CUSTOM_STATS="1",
                        ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_NOCOLOR="1")
-    completed = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
-         "playbooks/drift.yml"],
-        cwd=REPO, env=environment, capture_output=True, text=True, timeout=300)
+    return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), *args],
+                          cwd=REPO, env=environment, capture_output=True, text=True, timeout=300)
+
+
+def _gate(tmp_path: Path, stats: dict) -> tuple[int, str]:
+    """playbooks/drift_gate.yml with the stats as AWX passes them on: extra variables."""
+    (tmp_path / "stats.json").write_text(json.dumps({"rocm_fleet_drift": stats}))
+    completed = _playbook("-i", "inventory/localhost", "playbooks/drift_gate.yml", "-e", f"@{tmp_path / 'stats.json'}")
+    [task] = json.loads(completed.stdout)["plays"][0]["tasks"]
+    return completed.returncode, task["hosts"]["localhost"]["msg"]
+
+
+def test_the_drift_playbook_publishes_its_summary_once_for_a_workflow(tmp_path):
+    (tmp_path / "hosts.yml").write_text(INVENTORY)
+    completed = _playbook("-i", str(tmp_path / "hosts.yml"), "playbooks/drift.yml")
     output = json.loads(completed.stdout)
     assert completed.returncode == 4, completed.stderr[-3000:]  # a host was unreachable
     tasks = {task["task"]["name"]: task["hosts"] for task in output["plays"][0]["tasks"]}
@@ -60,3 +70,10 @@ def test_the_drift_playbook_publishes_its_summary_once_for_a_workflow(tmp_path):
     assert stats["ok"] is False
     # The same numbers the play recap gives.
     assert output["stats"]["nowhere"]["unreachable"] == 1
+
+    # The workflow's branch point fails on these stats, naming what to look at; on all-compliant ones it passes.
+    code, message = _gate(tmp_path, stats)
+    assert code == 2 and "1 not checked (nowhere) of 3 hosts" in message, message
+    clean = {**stats, "compliant": 2, "drift": 0, "unverified": 0, "not_checked": 0, "hosts": 2, "ok": True,
+             "failing_checks": [], "drift_hosts": [], "unverified_hosts": [], "not_checked_hosts": []}
+    assert _gate(tmp_path, clean) == (0, "all 2 hosts checked and compliant")
