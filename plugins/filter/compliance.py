@@ -26,8 +26,7 @@ def compliance_fleet_stats(hosts, hostvars, result_var="compliance_result"):
                                  % type(hosts).__name__)
     results = {}
     for host in hosts:
-        host_vars = hostvars[host]
-        results[host] = host_vars[result_var] if result_var in host_vars else None
+        results[host] = hostvars[host].get(result_var)
     return fleet_stats(results)
 
 

@@ -63,7 +63,8 @@ def test_the_drift_playbook_publishes_its_summary_once_for_a_workflow(tmp_path):
 
     stats = output["global_custom_stats"]["rocm_fleet_drift"]
     results = {host: tasks[COMPLIANCE_TASK][host]["results"] for host in ("localhost", "localhost-again")}
-    failing = sorted({item["id"] for items in results.values() for item in items if item["status"] in ("fail", "error")})
+    failing = sorted({item["id"] for items in results.values() for item in items
+                      if item["status"] in ("fail", "error")})
     assert stats["hosts"] == 3 and stats["not_checked"] == 1 and stats["not_checked_hosts"] == ["nowhere"]
     assert stats["compliant"] + stats["unverified"] + stats["drift"] == 2
     assert stats["failing_checks"] == failing

@@ -27,6 +27,8 @@ from rocm_fleet.drift.writers.html_matrix import render_link_matrix
 from rocm_fleet.drift.writers.html_style import STYLESHEET
 from rocm_fleet.drift.writers.html_text import CHECK_ICONS, anchor, badges, e
 
+# The checks about GPU links (topology, xGMI link state): a host with a finding in one gets its link matrix drawn.
+LINK_CHECKS = ("ROCM-TOPO-", "ROCM-HEALTH-002")
 SUMMARY_CARDS = (("hosts", "hosts"), ("compliant", "compliant"), ("unverified", "unverified"), ("drift", "drift"),
                  ("unreachable", "unreachable"), ("error", "error"), ("failed_checks", "failed checks"),
                  ("unknown_checks", "unknown checks"), ("warnings", "warnings"), ("changes", "changes"))  # fmt: skip
@@ -172,14 +174,22 @@ def _host_items(host: HostResult) -> str:
     return "".join(parts)
 
 
+def _link_finding(host: HostResult) -> bool:
+    return any(check.id.startswith(LINK_CHECKS) and check.status not in ("pass", "skipped") for check in host.checks)
+
+
 def _host_gpu(name: str, host: HostResult) -> str:
     gpu = host.gpu
     if gpu is None:
         return ""
     products = ", ".join(sorted(set(gpu.products))) or "unknown product"
-    picture = (
-        render_link_matrix(name, gpu) if gpu.link_type else '<p class="muted">No link matrix reported.</p>'
-    )
+    if not gpu.link_type:
+        picture = '<p class="muted">No link matrix reported.</p>'
+    elif _link_finding(host):
+        picture = render_link_matrix(name, gpu)
+    else:  # an 8-GPU picture is 15 KB: a hundred drifted hosts would be mostly pictures of healthy links
+        picture = '<p class="muted">Links as declared (no link check has a finding); drift.json has the matrix.</p>'
+
     return f'<div class="gpu"><h3>GPUs</h3><p>{gpu.count} &times; {e(products)}</p>{picture}</div>'
 
 

@@ -219,6 +219,16 @@ def test_html_leads_with_what_is_wrong_and_folds_the_compliant_host_into_one_lin
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
 
 
+def test_html_draws_a_link_matrix_only_where_a_link_check_has_a_finding():
+    report = three_host_report()
+    drifted = report.hosts["gpu-mi300x-02"]
+    drifted.checks = [check for check in drifted.checks if check.id != "ROCM-TOPO-001"]  # ROCM-VER-001 still fails
+    page = render_html(report)
+    assert '<svg class="links"' not in page
+    assert "Links as declared (no link check has a finding); drift.json has the matrix." in page
+    assert "8 &times; AMD Instinct MI300X" in page
+
+
 def test_html_escapes_everything_from_the_report():
     page = render_html(_malicious_report())
     assert "<script" not in page
