@@ -67,7 +67,7 @@ table.bycheck { border-collapse: collapse; font-size: 13px; width: 100%; }
 table.bycheck th, table.bycheck td { border: 1px solid var(--line); padding: 5px 8px; vertical-align: top; }
 table.bycheck td.id { font-family: "DejaVu Sans Mono", monospace; font-weight: 700; white-space: nowrap; }
 table.bycheck td.hosts { font-size: 12px; }
-table.bycheck td.hosts a { color: inherit; }
+table.bycheck td.hosts a { color: inherit; white-space: nowrap; }
 details.more { display: inline; border: 0; background: none; margin: 0; }
 details.more summary { display: inline; padding: 0 4px; color: var(--muted); }
 ul.folded { list-style: none; margin: 8px 0 0; padding: 0; columns: 3 420px; font-size: 12px; }
