@@ -9,7 +9,7 @@ tell) are one line each at the end: checks passed, GPUs, waivers.
 from __future__ import annotations
 
 from rocm_fleet.drift.model import FINDING_STATUSES, DriftReport, HostResult
-from rocm_fleet.drift.writers.html_text import CHECK_ICONS, anchor, badges, e
+from rocm_fleet.drift.writers.html_text import CHECK_ICONS, anchor, e
 
 # Hosts named in a by-check row before the rest fold behind "N more".
 SHOWN_HOSTS = 12
@@ -57,17 +57,20 @@ def by_check_table(report: DriftReport, names: list[str], view: dict[str, dict])
 
 
 def _line(index: int, name: str, host: HostResult) -> str:
-    passed = sum(1 for check in host.checks if check.status == "pass")
-    notes = [f"{passed} of {len(host.checks)} checks pass"]
+    """Name, then what is notable first (waivers, checks not measurable), the passes and the GPUs; no badge:
+    the heading says they are compliant, and a thousand green badges would be the page of green again."""
+    notes = []
     waived = [check.id for check in host.checks if check.status == "waived"]
     if waived:
         notes.append(f"waived: {', '.join(waived)}")
     skipped = sum(1 for check in host.checks if check.status == "skipped")
     if skipped:
         notes.append(f"{skipped} not measurable")
+    passed = sum(1 for check in host.checks if check.status == "pass")
+    notes.append(f"{passed} of {len(host.checks)} checks pass")
     if host.gpu is not None:
         notes.append(f"{host.gpu.count} \u00d7 {', '.join(sorted(set(host.gpu.products))) or 'unknown product'}")
-    return (f'<li id="{anchor(index)}"><a href="#{anchor(index)}">{e(name)}</a> {badges(host)} '
+    return (f'<li id="{anchor(index)}"><a href="#{anchor(index)}">{e(name)}</a> '
             f'<span class="muted">{e(NOTE_SEPARATOR.join(notes))}</span></li>')
 
 
@@ -76,4 +79,5 @@ def compliant_lines(report: DriftReport, names: list[str]) -> str:
     if not lines:
         return ""
     return (f'<section class="panel" id="compliant"><h2>Compliant hosts ({len(lines)})</h2>'
+            '<p class="muted">Every check passed, was waived or could not apply.</p>'
             f'<ul class="folded">{"".join(lines)}</ul></section>')
