@@ -6,8 +6,8 @@ stale waivers; the checks with findings, each with its counts and the hosts
 that fail (or could not measure, warn, are waived on) it (html_fleet.py); a
 hosts-by-checks table of the hosts with a finding, over the checks that have
 one; one section per such host with its failed, errored, unknown, warning and
-waived checks, each pending change with its diff, and its GPU link matrix;
-then every compliant host folded into one line. Hosts go in ``host_order``:
+waived checks, each pending change with its diff, and its GPU link matrix
+where a link check has a finding; then every compliant host folded into one line. Hosts go in ``host_order``:
 unreachable, error, drift, unverified, then compliant with warnings.
 An "unverified" host (a check could not be measured) has a slate-blue badge,
 never the green one; a host with warnings has an amber "N warnings" badge
@@ -124,7 +124,7 @@ def _grid(report: DriftReport, names: list[str], view: dict[str, dict]) -> str:
         rows.append(f'<tr>{first}{cells}<td class="{change_css}">{changes}</td></tr>')
     return (
         f'<section class="panel" id="hosts-with-findings"><h2>Hosts with findings ({len(shown)})</h2>'
-        '<p class="muted">Only the checks with a finding on some host; every other check passes.</p>'
+        '<p class="muted">Only the checks with a finding on some host; every other check passed or did not apply.</p>'
         '<div class="scroll"><table class="grid">'
         f'<thead><tr><th class="host">host</th><th>status</th>{head}<th class="check">changes</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div></section>"
