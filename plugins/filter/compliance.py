@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The compliance filter compliance_problems (documented in compliance_problems.yml)."""
+"""The compliance filters compliance_problems and compliance_fleet_stats (documented in their .yml files)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import problems
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_fleet import fleet_stats
 
 
 def compliance_problems(results):
@@ -19,6 +20,16 @@ def compliance_problems(results):
     return problems(results)
 
 
+def compliance_fleet_stats(hosts, hostvars, result_var="compliance_result"):
+    if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
+        raise AnsibleFilterError("compliance_fleet_stats expects a list of host names (ansible_play_hosts_all), got %s"
+                                 % type(hosts).__name__)
+    results = {}
+    for host in hosts:
+        results[host] = hostvars[host].get(result_var)
+    return fleet_stats(results)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"compliance_problems": compliance_problems}
+        return {"compliance_problems": compliance_problems, "compliance_fleet_stats": compliance_fleet_stats}

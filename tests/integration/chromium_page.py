@@ -51,6 +51,8 @@ class PageResult:
     screenshot: bytes = b""
     # A small copy of the screenshot, cheap to decode for the blank-page check.
     thumbnail: bytes = b""
+    # From the navigation to the page's load event, in seconds.
+    load_seconds: float = 0.0
 
 
 class _Pipe:
@@ -116,8 +118,8 @@ def _collect_errors(events: list[dict], page_url: str, result: PageResult) -> No
 
 
 def open_page(path: Path, expressions: dict[str, str], width: int = 1400, height: int = 1800,
-              timeout: float = 60.0) -> PageResult:  # fmt: skip
-    """Load ``path``, evaluate ``expressions`` (name -> JS), take a full-page PNG screenshot."""
+              timeout: float = 60.0, screenshot: bool = True) -> PageResult:  # fmt: skip
+    """Load ``path``, evaluate ``expressions`` (name -> JS), take a full-page PNG screenshot (unless told not to)."""
     chromium = find_chromium()
     if chromium is None:
         raise FileNotFoundError("chromium")
@@ -153,29 +155,32 @@ def open_page(path: Path, expressions: dict[str, str], width: int = 1400, height
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
             session=session,
         )
+        navigated = time.monotonic()
         pipe.call("Page.navigate", {"url": page_url}, session=session)
         pipe.wait_for("Page.loadEventFired")
+        result.load_seconds = time.monotonic() - navigated
         for name, expression in expressions.items():
             reply = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)
             if "exceptionDetails" in reply:
                 result.errors.append(f"evaluating {name}: {reply['exceptionDetails'].get('text')}")
             result.values[name] = reply.get("result", {}).get("value")
-        metrics = pipe.call("Page.getLayoutMetrics", session=session)
-        full_height = min(int(metrics["cssContentSize"]["height"]) + 1, 8000)
-        shot = pipe.call(
-            "Page.captureScreenshot",
-            {"format": "png", "captureBeyondViewport": True,
-             "clip": {"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1}},
-            session=session,
-        )  # fmt: skip
-        result.screenshot = base64.b64decode(shot["data"])
-        small = pipe.call(
-            "Page.captureScreenshot",
-            {"format": "png", "captureBeyondViewport": True,
-             "clip": {"x": 0, "y": 0, "width": width, "height": full_height, "scale": 0.25}},
-            session=session,
-        )  # fmt: skip
-        result.thumbnail = base64.b64decode(small["data"])
+        if screenshot:
+            metrics = pipe.call("Page.getLayoutMetrics", session=session)
+            full_height = min(int(metrics["cssContentSize"]["height"]) + 1, 8000)
+            shot = pipe.call(
+                "Page.captureScreenshot",
+                {"format": "png", "captureBeyondViewport": True,
+                 "clip": {"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1}},
+                session=session,
+            )  # fmt: skip
+            result.screenshot = base64.b64decode(shot["data"])
+            small = pipe.call(
+                "Page.captureScreenshot",
+                {"format": "png", "captureBeyondViewport": True,
+                 "clip": {"x": 0, "y": 0, "width": width, "height": full_height, "scale": 0.25}},
+                session=session,
+            )  # fmt: skip
+            result.thumbnail = base64.b64decode(small["data"])
         _collect_errors([event for event in pipe.events if event.get("sessionId") == session], page_url, result)
         pipe.call("Browser.close")
     finally:

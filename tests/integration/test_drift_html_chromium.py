@@ -32,6 +32,7 @@ PAGE_FACTS = {
     "host_sections": "document.querySelectorAll('section.host').length",
     "open_diffs": "Array.from(document.querySelectorAll('details[open] pre')).map(p => p.innerText).join('\\n')",
     "grid_rows": "document.querySelectorAll('table.grid tbody tr').length",
+    "compliant_lines": "document.querySelectorAll('#compliant li').length",
     "page_width": "document.documentElement.scrollWidth",
 }
 
@@ -46,11 +47,13 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert result.requests == [page.resolve().as_uri()]
     facts = result.values
     assert facts["title"] == "rocm-fleet drift: 1 drifted of 3 hosts"
-    assert facts["host_sections"] == 3
-    assert facts["grid_rows"] == 3
-    # Two 8-GPU hosts: 64 cells plus 4 legend swatches each; the unreachable host has none.
-    assert facts["svg_matrices"] == 2
-    assert facts["matrix_cells"] == [68, 68]
+    # The compliant host is one line of the compliant list, with no section, grid row or matrix of its own.
+    assert facts["host_sections"] == 2
+    assert facts["grid_rows"] == 2
+    assert facts["compliant_lines"] == 1
+    # The drifted 8-GPU host: 64 cells plus 4 legend swatches; the unreachable host has none.
+    assert facts["svg_matrices"] == 1
+    assert facts["matrix_cells"] == [68]
     assert "+Pin: release o=repo.radeon.com,n=6.3.1" in facts["open_diffs"]
     assert facts["page_width"] <= 1400, "the page must not scroll sideways at 1400 px"
 

@@ -4,6 +4,13 @@ The JSON form of a report is exactly ``DriftReport.to_dict()``; ``from_dict``
 reads it back and rejects anything that does not fit, so a report written by
 one version is either understood by another or refused with a reason.
 
+The JSON form leads with what is wrong and stays small at fleet scale (schema 3):
+every check that is not a clean pass keeps its full detail; a passed check is
+only its ID in the host's ``passed`` list (its title is in ``by_check``, the
+fleet's view per check: counts and the hosts with a finding); a compliant
+host's GPU summary leaves out the link matrix its passed topology check saw.
+Read back, a passed check has no expected or actual value.
+
 A host's status is derived, never stored independently: the engine marks a
 host unreachable or errored (with a reason in ``error``); otherwise the checks
 and the pending changes decide between "drift", "unverified" and "compliant".
@@ -22,7 +29,10 @@ from rocm_fleet.drift.schema import ReportFormatError, require, require_choice
 # "unknown" and "warn", the host status "unverified" and their summary counts came later without a
 # bump: a report without them reads as before (SUMMARY_ADDED), and an older reader refuses a report
 # that has them by naming the status it does not know.
-SCHEMA_VERSION = 2
+# 3: a passed check is only its ID in the host's "passed" list; "by_check" is new; a compliant host's
+# gpu has no link_type. Schema 2 reports still read (every check in full in "checks").
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (2, 3)
 
 # unverified: reached, nothing differs, but a check could not be measured ("unknown"): not compliant.
 HOST_STATUSES = ("compliant", "drift", "unreachable", "error", "unverified")
@@ -33,6 +43,10 @@ HOST_STATUSES = ("compliant", "drift", "unreachable", "error", "unverified")
 CHECK_STATUSES = ("pass", "fail", "waived", "error", "skipped", "unknown", "warn")
 # A waiver can excuse these; "error" (the check could not run) never: that would hide a broken check.
 WAIVABLE_STATUSES = ("fail", "unknown", "warn")
+# The check statuses that are findings: by_check names the hosts with each (a pass or a skip only counts).
+FINDING_STATUSES = ("fail", "error", "unknown", "warn", "waived")
+# Hosts most in need of a look first: in the HTML page, the printed summary and drift.json.
+HOST_ORDER = ("unreachable", "error", "drift", "unverified", "compliant")
 # Summary keys added to schema 2 later: a stored summary may lack them only where they are 0.
 SUMMARY_ADDED = ("unverified", "unknown_checks", "warnings")
 # Mirrors plugins/module_utils/gpu_model.LINK_TYPES (a test keeps them equal);
@@ -226,24 +240,40 @@ class HostResult:
     def warnings(self) -> list[CheckResult]:
         return [check for check in self.checks if check.status == "warn"]
 
+    @property
+    def clean(self) -> bool:
+        """Compliant and nothing to tell: the HTML page and the printed summary fold it into one line."""
+        return self.status == "compliant" and not self.warnings
+
     def to_dict(self) -> dict:
+        gpu = self.gpu.to_dict() if self.gpu else None
+        if gpu and self.status == "compliant":  # the passed topology check saw the declared matrix
+            gpu["link_type"] = None
         return {
             "status": self.status,
             "error": self.error,
-            "checks": [check.to_dict() for check in self.checks],
+            "checks": [check.to_dict() for check in self.checks if check.status != "pass"],
+            "passed": [check.id for check in self.checks if check.status == "pass"],
             "changes": [change.to_dict() for change in self.changes],
-            "gpu": self.gpu.to_dict() if self.gpu else None,
+            "gpu": gpu,
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping, where: str) -> HostResult:
+    def from_dict(cls, data: Mapping, where: str, titles: Mapping[str, str] | None = None) -> HostResult:
+        """``titles`` (check ID -> title, from by_check) makes the "passed" list of schema 3 required."""
         status = require_choice(data, "status", HOST_STATUSES, where)
         gpu = require(data, "gpu", Mapping, where, optional=True)
+        passed = []
+        if titles is not None:
+            for number, check_id in enumerate(require(data, "passed", list, where)):
+                if check_id not in titles:
+                    raise ReportFormatError(f"{where}.passed[{number}]: {check_id!r} is not in report.by_check")
+                passed.append(CheckResult(check_id, titles[check_id], "pass"))
         host = cls(
             checks=[
                 CheckResult.from_dict(item, f"{where}.checks[{n}]")
                 for n, item in enumerate(require(data, "checks", list, where))
-            ],
+            ] + passed,
             changes=[
                 Change.from_dict(item, f"{where}.changes[{n}]")
                 for n, item in enumerate(require(data, "changes", list, where))
@@ -304,26 +334,64 @@ class DriftReport:
             "warnings": sum(len(host.warnings) for host in self.hosts.values()),
         }
 
+    def host_order(self) -> list[str]:
+        """Host names, those most in need of a look first (HOST_ORDER; warnings before clean), then by name."""
+        return sorted(self.hosts, key=lambda name: (HOST_ORDER.index(self.hosts[name].status),
+                                                    self.hosts[name].clean, name))
+
+    def by_check(self) -> dict[str, dict]:
+        """Check ID -> {title, counts: {status: hosts}, hosts: {finding status: [host names]}}.
+
+        Checks with failures or errors first (most hosts first), then by unknowns, warnings, waivers, ID.
+        """
+        view: dict[str, dict] = {}
+        for name in sorted(self.hosts):
+            for check in self.hosts[name].checks:
+                entry = view.setdefault(check.id, {"title": check.title, "counts": {}, "hosts": {}})
+                entry["counts"][check.status] = entry["counts"].get(check.status, 0) + 1
+                if check.status in FINDING_STATUSES:
+                    entry["hosts"].setdefault(check.status, []).append(name)
+
+        def rank(check_id: str) -> tuple:
+            counts = view[check_id]["counts"]
+            return (-(counts.get("fail", 0) + counts.get("error", 0)), -counts.get("unknown", 0),
+                    -counts.get("warn", 0), -counts.get("waived", 0), check_id)
+
+        return {check_id: view[check_id] for check_id in sorted(view, key=rank)}
+
     def to_dict(self) -> dict:
         return {
             "schema": SCHEMA_VERSION,
             "run": self.run.to_dict(),
-            "hosts": {name: self.hosts[name].to_dict() for name in sorted(self.hosts)},
             "summary": self.summary(),
+            "by_check": self.by_check(),
+            "hosts": {name: self.hosts[name].to_dict() for name in self.host_order()},
             "stale_waivers": list(self.stale_waivers),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping) -> DriftReport:
         schema = require(data, "schema", int, "report")
-        if schema != SCHEMA_VERSION:
-            raise ReportFormatError(f"report.schema: version {schema} is not {SCHEMA_VERSION}")
+        if schema not in READABLE_SCHEMAS:
+            raise ReportFormatError(f"report.schema: version {schema} is not one of {READABLE_SCHEMAS}")
         hosts = require(data, "hosts", Mapping, "report")
+        stored_view = require(data, "by_check", Mapping, "report") if schema >= 3 else None
+        titles = None
+        if stored_view is not None:
+            titles = {check_id: require(entry, "title", str, f"report.by_check[{check_id!r}]")
+                      for check_id, entry in stored_view.items()}
         report = cls(
             run=RunInfo.from_dict(require(data, "run", Mapping, "report")),
-            hosts={name: HostResult.from_dict(host, f"hosts[{name!r}]") for name, host in hosts.items()},
+            hosts={name: HostResult.from_dict(host, f"hosts[{name!r}]", titles) for name, host in hosts.items()},
             stale_waivers=list(data.get("stale_waivers") or []),
         )
+        if stored_view is not None:
+            computed = {check_id: {key: entry[key] for key in ("counts", "hosts")}
+                        for check_id, entry in report.by_check().items()}
+            stored = {check_id: {key: entry.get(key) for key in ("counts", "hosts")}
+                      for check_id, entry in stored_view.items()}
+            if stored != computed:
+                raise ReportFormatError("report.by_check: does not match the hosts' checks")
         stored = data.get("summary")
         if stored is not None:
             if not isinstance(stored, Mapping):

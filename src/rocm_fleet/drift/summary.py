@@ -1,10 +1,16 @@
-"""The short per-host summary printed when a drift run ends."""
+"""The short per-host summary printed when a drift run ends.
+
+Hosts most in need of a look first (``DriftReport.host_order``); past
+FOLD_COMPLIANT compliant hosts with nothing to tell, they are one line of names.
+"""
 
 from __future__ import annotations
 
 from rocm_fleet.drift.model import DriftReport, exit_code
 
 MAX_LISTED_CHECKS = 6
+FOLD_COMPLIANT = 10
+MAX_FOLDED_NAMES = 8
 
 
 def _ids(checks: list) -> str:
@@ -35,12 +41,23 @@ def _host_line(name: str, width: int, report: DriftReport) -> str:
     return f"  {name:<{width}}  {status:<11}  {detail}"
 
 
+def _folded(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_FOLDED_NAMES])
+    if len(names) > MAX_FOLDED_NAMES:
+        shown += f", +{len(names) - MAX_FOLDED_NAMES} more"
+    return f"  {len(names)} compliant hosts, every check passed, waived or not measurable: {shown}"
+
+
 def format_summary(report: DriftReport) -> str:
-    names = sorted(report.hosts)
-    width = max((len(name) for name in names), default=4)
+    names = report.host_order()
+    clean = [name for name in names if report.hosts[name].clean]
+    listed = [name for name in names if name not in clean] if len(clean) > FOLD_COMPLIANT else names
+    width = max((len(name) for name in listed), default=4)
     summary = report.summary()
     lines = ["Drift summary:"]
-    lines.extend(_host_line(name, width, report) for name in names)
+    lines.extend(_host_line(name, width, report) for name in listed)
+    if len(listed) < len(names):
+        lines.append(_folded(clean))
     lines.append(
         f"{summary['hosts']} hosts: {summary['compliant']} compliant, {summary['unverified']} unverified, "
         f"{summary['drift']} drift, {summary['unreachable']} unreachable, {summary['error']} error; "

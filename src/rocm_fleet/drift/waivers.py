@@ -31,6 +31,7 @@ Rules ``apply_waivers`` follows:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
 import fnmatch
@@ -188,7 +189,7 @@ def apply_waivers(
     host_groups: Mapping[str, Iterable[str]] | None = None,
 ) -> DriftReport:
     """Return a copy of ``report`` with waivers applied (rules in the module docstring)."""
-    result = DriftReport.from_dict(report.to_dict())
+    result = copy.deepcopy(report)  # not through to_dict: that keeps only the IDs of passed checks
     host_groups = host_groups or {}
     matched_any: set[int] = set()
     matched_failing: set[int] = set()

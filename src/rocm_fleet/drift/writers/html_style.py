@@ -63,5 +63,15 @@ pre .hunk { color: #5057a6; display: block; }
 .muted { color: var(--muted); }
 dl.values { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 6px 0 0; }
 dl.values dt { color: var(--muted); } dl.values dd { margin: 0; }
+table.bycheck { border-collapse: collapse; font-size: 13px; width: 100%; }
+table.bycheck th, table.bycheck td { border: 1px solid var(--line); padding: 5px 8px; vertical-align: top; }
+table.bycheck td.id { font-family: "DejaVu Sans Mono", monospace; font-weight: 700; white-space: nowrap; }
+table.bycheck td.hosts { font-size: 12px; }
+table.bycheck td.hosts a { color: inherit; white-space: nowrap; }
+details.more { display: inline; border: 0; background: none; margin: 0; }
+details.more summary { display: inline; padding: 0 4px; color: var(--muted); }
+ul.folded { list-style: none; margin: 8px 0 0; padding: 0; columns: 3 420px; font-size: 12px; }
+ul.folded li { padding: 2px 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+ul.folded .badge { font-size: 10px; padding: 0 6px; }
 footer { color: var(--muted); font-size: 12px; margin-top: 24px; }
 """

@@ -14,6 +14,7 @@ from rocm_fleet.drift.cli import register, run_drift
 from rocm_fleet.drift.summary import format_summary
 
 from .drift_samples import status_mix_report, three_host_report
+from .fleet_samples import fleet_report
 
 
 def _parser(collect):
@@ -54,8 +55,10 @@ def test_full_run_applies_waivers_writes_reports_and_returns_the_exit_status(tmp
     assert seen == [("inv", None)]
     assert "gpu-mi300x-01: checks done" in err
     report = json.loads((tmp_path / "out" / "drift.json").read_text())
-    assert report["schema"] == 2
+    assert report["schema"] == 3
     drifted = report["hosts"]["gpu-mi300x-02"]
+    assert drifted["passed"] == ["ROCM-DRV-001", "ROCM-KERN-002", "ROCM-GPU-001"]
+    assert report["by_check"]["ROCM-TOPO-001"]["hosts"] == {"waived": ["gpu-mi300x-02"]}
     checks = {check["id"]: check["status"] for check in drifted["checks"]}
     assert checks["ROCM-TOPO-001"] == "waived"
     assert checks["ROCM-VER-001"] == "fail"
@@ -121,3 +124,14 @@ def test_summary_names_unknown_and_warning_checks_and_an_unverified_run_exits_0(
     status, out, _ = _run(["drift", "-i", "inv", "--output-dir", str(tmp_path)], collect)
     assert status == EXIT_OK
     assert "1 compliant, 1 unverified, 0 drift" in out and "\nexit status 0\n" in out
+
+
+def test_summary_lists_what_is_wrong_first_and_folds_many_compliant_hosts():
+    report = fleet_report(200)
+    lines = format_summary(report).splitlines()
+    listed = [line.split()[0] for line in lines[1:] if line.startswith("  gpu-") or line.startswith("  login-")]
+    assert listed == [name for name in report.host_order() if not report.hosts[name].clean]
+    assert report.hosts[listed[0]].status == "unreachable"
+    [folded] = [line for line in lines if "compliant hosts, every check passed" in line]
+    clean = sum(1 for host in report.hosts.values() if host.clean)
+    assert folded.startswith(f"  {clean} compliant hosts") and folded.endswith(f"+{clean - 8} more")

@@ -113,7 +113,13 @@ def test_summary_counts_unverified_hosts_unknown_checks_and_warnings():
 
 def test_unknown_and_warn_go_through_the_json():
     data = status_mix_report().to_dict()
-    assert data["schema"] == 2
+    assert data["schema"] == 3
+    # Neither an unmeasured check nor a warning is a clean pass: both keep their full detail.
+    unverified = data["hosts"]["gpu-mi300x-05"]
+    assert [(c["id"], c["status"], c["message"][:8]) for c in unverified["checks"]] == [
+        ("ROCM-RAS-001", "unknown", "unknown:")]
+    assert "ROCM-RAS-001" not in unverified["passed"]
+    assert data["by_check"]["ROCM-RAS-001"]["hosts"] == {"unknown": ["gpu-mi300x-05", "gpu-mi300x-07"]}
     assert DriftReport.from_dict(copy.deepcopy(data)).to_dict() == data
     claimed = copy.deepcopy(data)
     claimed["hosts"]["gpu-mi300x-05"]["status"] = "compliant"
@@ -145,12 +151,65 @@ def test_the_new_summary_counts_may_be_missing_only_where_they_are_0():
         DriftReport.from_dict(data)
 
 
-def test_dict_round_trip_is_lossless():
+def test_dict_round_trip_reads_back_what_it_wrote():
     report = three_host_report()
     data = report.to_dict()
-    assert data["schema"] == drift_model.SCHEMA_VERSION == 2
-    assert list(data["hosts"]) == sorted(data["hosts"])
+    assert data["schema"] == drift_model.SCHEMA_VERSION == 3
+    # Those most in need of a look first.
+    assert list(data["hosts"]) == ["gpu-mi210-03", "gpu-mi300x-02", "gpu-mi300x-01"]
     assert DriftReport.from_dict(copy.deepcopy(data)).to_dict() == data
+
+
+def test_json_keeps_findings_in_full_and_passed_checks_as_ids():
+    data = three_host_report().to_dict()
+    drifted, compliant = data["hosts"]["gpu-mi300x-02"], data["hosts"]["gpu-mi300x-01"]
+    assert [(check["id"], check["status"]) for check in drifted["checks"]] == [
+        ("ROCM-VER-001", "fail"), ("ROCM-TOPO-001", "fail")]
+    assert drifted["checks"][1]["actual"] == {"PCIE": [[2, 5]]} and drifted["checks"][1]["repair"]
+    assert drifted["passed"] == ["ROCM-DRV-001", "ROCM-KERN-002", "ROCM-GPU-001"]
+    assert [check["status"] for check in compliant["checks"]] == ["waived"]  # excused, still in full
+    assert len(compliant["passed"]) == 5
+    # The drifted host keeps its link matrix; the compliant one's passed topology check saw the declared one.
+    assert drifted["gpu"]["link_type"][2][5] == "PCIE" and compliant["gpu"]["link_type"] is None
+    assert compliant["gpu"]["count"] == 8
+    assert list(data["by_check"])[:2] == ["ROCM-TOPO-001", "ROCM-VER-001"]  # failing checks lead
+    assert data["by_check"]["ROCM-VER-001"] == {
+        "title": "ROCm version matches the inventory", "counts": {"pass": 1, "fail": 1},
+        "hosts": {"fail": ["gpu-mi300x-02"]}}
+    read = DriftReport.from_dict(copy.deepcopy(data)).hosts["gpu-mi300x-01"]
+    passed = next(check for check in read.checks if check.id == "ROCM-GPU-001")
+    assert (passed.title, passed.status, passed.expected) == ("GPU count matches the inventory", "pass", None)
+
+
+def _schema_2(report: DriftReport) -> dict:
+    """A report as schema 2 wrote it: every check in full, no passed list, no by_check."""
+    hosts = {name: {"status": host.status, "error": host.error, "checks": [c.to_dict() for c in host.checks],
+                    "changes": [c.to_dict() for c in host.changes], "gpu": host.gpu.to_dict() if host.gpu else None}
+             for name, host in report.hosts.items()}  # fmt: skip
+    return {"schema": 2, "run": report.run.to_dict(), "hosts": hosts, "summary": report.summary(),
+            "stale_waivers": []}  # fmt: skip
+
+
+def test_a_schema_2_report_still_reads():
+    report = three_host_report()
+    read = DriftReport.from_dict(_schema_2(report))
+    assert read.hosts["gpu-mi300x-01"].checks == report.hosts["gpu-mi300x-01"].checks
+    assert read.to_dict() == report.to_dict()
+
+
+def test_from_dict_refuses_a_by_check_view_that_does_not_match_the_hosts():
+    data = three_host_report().to_dict()
+    data["by_check"]["ROCM-VER-001"]["hosts"] = {}
+    with pytest.raises(ReportFormatError, match="by_check"):
+        DriftReport.from_dict(copy.deepcopy(data))
+    data = three_host_report().to_dict()
+    data["hosts"]["gpu-mi300x-01"]["passed"].append("ROCM-NEW-001")
+    with pytest.raises(ReportFormatError, match=r"passed\[5\]: 'ROCM-NEW-001' is not in report.by_check"):
+        DriftReport.from_dict(data)
+    data = three_host_report().to_dict()
+    del data["hosts"]["gpu-mi300x-01"]["passed"]
+    with pytest.raises(ReportFormatError, match=r"\.passed: missing"):
+        DriftReport.from_dict(data)
 
 
 def test_from_dict_rejects_a_status_that_contradicts_the_checks():
@@ -172,14 +231,14 @@ def test_from_dict_rejects_a_wrong_summary():
     ("path", "value", "message"),
     [
         # a report of schema 1 named changes by task: it is refused, not misread
-        (("schema",), 1, "version 1 is not 2"),
-        (("schema",), 3, "version 3 is not 2"),
+        (("schema",), 1, r"version 1 is not one of \(2, 3\)"),
+        (("schema",), 4, r"version 4 is not one of \(2, 3\)"),
         (("hosts", "gpu-mi300x-01", "checks", 0, "status"), "ok", "'ok' is not one of"),
         (("hosts", "gpu-mi300x-01", "checks", 0, "id"), "topo check", "ROCM-AREA-NNN"),
         (("hosts", "gpu-mi300x-01", "gpu", "count"), True, "expected int"),
         (("hosts", "gpu-mi300x-02", "changes", 0, "diff"), None, r"changes\[0\]\.diff"),
         (("hosts", "gpu-mi300x-02", "changes", 0, "label"), None, r"changes\[0\]\.label"),
-        (("hosts", "gpu-mi300x-02", "checks", 4, "repair"), None, r"checks\[4\]\.repair"),
+        (("hosts", "gpu-mi300x-02", "checks", 1, "repair"), None, r"checks\[1\]\.repair"),
         (("run", "started"), 17, r"run\.started"),
     ],
 )

@@ -196,21 +196,36 @@ def test_write_all_writes_every_form_and_the_textfile(tmp_path):
         write_all(three_host_report(), tmp_path, formats=["pdf"])
 
 
-def test_html_shows_every_host_check_and_link_matrix():
+def test_html_leads_with_what_is_wrong_and_folds_the_compliant_host_into_one_line():
     report = three_host_report()
     page = render_html(report)
-    for name in report.hosts:
-        assert page.count(name) >= 3  # grid row, section title, and summary or link text
-    for check_id in {check.id for host in report.hosts.values() for check in host.checks}:
-        assert check_id in page
-    assert page.count('<svg class="links"') == 2  # the unreachable host has no GPU facts
-    assert page.count("<title>GPU0 to GPU1: xGMI</title>") == 2
+    order = ["Unreachable hosts (1)", "Checks with findings (3)", "Hosts with findings (2)",
+             '<section class="panel host" id="host-0"><h2>gpu-mi210-03',
+             '<section class="panel host" id="host-1"><h2>gpu-mi300x-02', "Compliant hosts (1)"]
+    assert [page.index(part) for part in order] == sorted(page.index(part) for part in order)
+    # The by-check view: failures first, each naming its hosts.
+    assert page.index('<td class="id">ROCM-TOPO-001</td>') < page.index('<td class="id">ROCM-FW-001</td>')
+    assert '<td class="id">ROCM-DRV-001</td>' not in page  # passes everywhere: no row, no grid column
+    assert '<a href="#host-1">gpu-mi300x-02</a>' in page.split("Checks with findings")[1].split("</section>")[0]
+    assert page.count('<section class="panel host"') == 2  # the compliant host has no section of its own
+    assert ('<li id="host-2"><a href="#host-2">gpu-mi300x-01</a> <span class="muted">waived: ROCM-FW-001 \u00b7 '
+            "5 of 6 checks pass \u00b7 8 \u00d7 AMD Instinct MI300X</span></li>") in page
+    assert page.count('<svg class="links"') == 1  # the drifted host's; the unreachable host has no GPU facts
     assert "<title>GPU2 to GPU5: PCIe</title>" in page
-    assert "Unreachable hosts (1)" in page
     assert '<span class="add">+Pin: release o=repo.radeon.com,n=6.3.1</span>' in page
     assert '<span class="id">update</span> repo: /etc/apt/preferences.d/rocm-pin-600</summary>' in page
     assert '<span class="id">install</span> packages: ROCm 6.3.1</summary>' in page
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_html_draws_a_link_matrix_only_where_a_link_check_has_a_finding():
+    report = three_host_report()
+    drifted = report.hosts["gpu-mi300x-02"]
+    drifted.checks = [check for check in drifted.checks if check.id != "ROCM-TOPO-001"]  # ROCM-VER-001 still fails
+    page = render_html(report)
+    assert '<svg class="links"' not in page
+    assert "Links as declared (no link check has a finding); drift.json has the matrix." in page
+    assert "8 &times; AMD Instinct MI300X" in page
 
 
 def test_html_escapes_everything_from_the_report():
@@ -296,8 +311,11 @@ def test_html_never_shows_an_unverified_host_green_and_shows_every_warning():
     assert page.count('<span class="badge unverified">unverified</span>') == 2  # grid row and section
     assert page.count('<span class="badge compliant">compliant</span>') == 2  # only gpu-mi300x-06
     assert page.count('<span class="badge warnings">1 warning</span>') == 4  # gpu-mi300x-06 and -07, twice each
-    assert "Unverified hosts (1)" in page and "could not measure ROCM-RAS-001" in page
-    assert "Warnings (2)" in page
+    by_check = page.split("Checks with findings")[1].split("</section>")[0]
+    assert by_check.index("ROCM-TOPO-001") < by_check.index("ROCM-RAS-001") < by_check.index("ROCM-ACCESS-006")
+    unknown_row = by_check.split('<td class="id">ROCM-RAS-001</td>')[1].split("</tr>")[0]
+    assert '<a href="#host-1">gpu-mi300x-05</a>' in unknown_row and "gpu-mi300x-07" in unknown_row
+    assert "Compliant hosts" not in page  # a host with a warning is not folded away
     assert page.count("warning: mallory in group render but not listed in the inventory") >= 4
     assert '<td class="cell-unknown" title="ROCM-RAS-001 unknown: could not be measured: unknown: GPU 3' in page
     assert '<td class="cell-warn" title="ROCM-ACCESS-006 warning: warning: mallory' in page
