@@ -74,13 +74,34 @@ def test_wrong_key_in_keyring_fails_naming_both(tmp_path, keys):
     write(tmp_path, KEYRING, keys[1][1])
     result = source(tmp_path, keys)
     assert result["status"] == "fail"
-    assert "holds %s, not the pinned key %s" % (keys[1][0], keys[0][0]) in result["message"]
+    assert "holds %s, which repo_signing_key_fingerprint does not list (it lists %s)" % (
+        keys[1][0], keys[0][0]) in result["message"]
 
 
 def test_extra_key_in_keyring_fails(tmp_path, keys):
     write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
     write(tmp_path, KEYRING, keys[0][1] + keys[1][1])
-    assert "also trusts %s" % keys[1][0] in source(tmp_path, keys)["message"]
+    assert "holds %s, which" % keys[1][0] in source(tmp_path, keys)["message"]
+
+
+@pytest.mark.parametrize("installed", [[0], [1], [0, 1]])
+def test_a_rotation_pins_both_keys_and_either_or_both_pass(tmp_path, keys, installed):
+    """fingerprints (the role's list): the current key, the next one, or both in the keyring all pass."""
+    write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
+    write(tmp_path, KEYRING, b"".join(keys[index][1] for index in installed))
+    values = {"path": "/etc/apt/sources.list.d/rocm.sources", "signed_by": KEYRING, "uris": [URI],
+              "fingerprints": [keys[0][0], keys[1][0]]}
+    result = check(tmp_path, "apt_source", **values)
+    assert result["status"] == "pass", result["message"]
+    assert result["actual"]["keyring_fingerprints"] == [keys[index][0] for index in installed]
+
+
+def test_a_malformed_pin_is_an_error_of_the_item(tmp_path, keys):
+    write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
+    write(tmp_path, KEYRING, keys[0][1])
+    result = source(tmp_path, keys, fingerprint="not-hex")
+    assert result["status"] == "fail"
+    assert "'not-hex' is not an OpenPGP fingerprint" in result["message"]
 
 
 def test_missing_or_garbage_keyring_fails(tmp_path, keys):
