@@ -89,7 +89,7 @@ def _parse_list_line(line):
 def _keyring_problems(expect, host):
     path = expect["signed_by"]
     listed = ([expect["fingerprint"]] if expect.get("fingerprint") else []) + list(expect.get("fingerprints") or [])
-    pins = pin_decision(listed)
+    pins = pin_decision(listed, expect.get("lab_fingerprints") or [], bool(expect.get("lab")))
     if pins["problem"]:
         return {"keyring": "not checked"}, [pins["problem"]]
     info = host.lstat(path)
@@ -129,7 +129,7 @@ def check_apt_source(expect, host):
             problems.append("%s lacks component %s" % (where, ", ".join(missing_components)))
         if expect.get("signed_by") and entry["signed_by"] != expect["signed_by"]:
             problems.append("%s is signed-by %s, expected %s" % (where, entry["signed_by"], expect["signed_by"]))
-    if expect.get("fingerprint") or expect.get("fingerprints"):
+    if expect.get("fingerprint") or expect.get("fingerprints") is not None:
         keyring, keyring_problems = _keyring_problems(expect, host)
         actual.update(keyring)
         problems.extend(keyring_problems)

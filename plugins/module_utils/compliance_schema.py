@@ -81,9 +81,12 @@ KIND_FIELDS = {
         "uris": _field(LIST, []),
         "suites": _field(LIST, []),
         "components": _field(LIST, []),
-        # The keyring may hold these keys only: fingerprint (one) and fingerprints (a key rotation's) together.
+        # The keyring may hold these keys only: fingerprint (one) and fingerprints (a key rotation's) together;
+        # the rocm-fleet lab's keys (lab_fingerprints) only where lab is true (signing_key_pins.pin_decision).
         "fingerprint": _field(STR),
-        "fingerprints": _field(LIST, []),
+        "fingerprints": _field(LIST),
+        "lab_fingerprints": _field(LIST, []),
+        "lab": _field(BOOL, False),
     },
     "apt_pin": {
         "path": _field(STR, REQUIRED),

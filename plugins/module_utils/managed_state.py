@@ -187,6 +187,7 @@ def _checks(obj):
     if kind == "gpu_partition":
         return [("gpu_partition", {"set": obj["set"], "mode": obj["mode"]}, None)]
     if kind == "signing_key":
-        return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"],
-                                "fingerprints": obj["fingerprints"]}, None)]
+        return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprints": obj["fingerprints"],
+                                "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False)},
+                 None)]
     raise ManagedStateError("%s: no check for kind %s" % (obj["label"], kind))

@@ -116,14 +116,15 @@ def test_a_key_that_is_not_listed_fails_before_any_change(lab, repo_role):
     assert failed_task(only_current, HOST).endswith(f"repo : {REFUSED}"), only_current.tail()
     message = failure_of(only_current, HOST)
     assert f"holds {NEXT}, which repo_signing_key_fingerprint does not list (it lists {CURRENT})" in message
-    assert message.startswith(f"{HOST}: the signing key from http://"), message
-    # A key that is neither: the error names it and every listed key.
+    assert message.startswith(f"{HOST}: the signing key from http://127.0.0.1:"), message
+    # A key given as content that is neither: the error names it and every listed key.
     wrong = repo_role(repo_signing_key_fingerprint=[CURRENT, NEXT],
-                      repo_signing_key_url="{{ lab_mirror_url }}/lab-keys/wrong-lab.gpg.key")
+                      repo_signing_key_content=signing.public_key(signing.WRONG_KEY).read_text())
     assert wrong.returncode != 0
     assert failed_task(wrong, HOST).endswith(f"repo : {REFUSED}"), wrong.tail()
     message = failure_of(wrong, HOST)
-    assert f"holds {WRONG}, which repo_signing_key_fingerprint does not list (it lists {CURRENT}, {NEXT})" in message
+    assert message.startswith(f"{HOST}: the signing key from repo_signing_key_content holds {WRONG}, which "
+                              f"repo_signing_key_fingerprint does not list (it lists {CURRENT}, {NEXT})"), message
     assert on_host(lab, f"sha256sum {KEYRING} /etc/apt/sources.list.d/rocm.sources").stdout == before
 
 
