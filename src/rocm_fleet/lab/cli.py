@@ -113,7 +113,8 @@ def _status(args) -> int:
 def _fault(args) -> int:
     _require_root()
     if args.target == "mirror":
-        _require_lab_keys()
+        if args.fault not in ("down", "up"):  # the others sign the indexes again
+            _require_lab_keys()
         from rocm_fleet.lab import mirror
         from rocm_fleet.lab.mirror.build import lab_mirror_info
 

@@ -16,7 +16,8 @@ import subprocess
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import keyring_fingerprints
-from lab_helpers import LabShell, rocm_fleet
+from lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from lab_helpers import REPO, LabShell, rocm_fleet
 from lab_site import PlaybookRun, run_playbook
 from provision_lab import failed_task, failure_of, port
 
@@ -48,6 +49,7 @@ REFUSED = "Check the key against the pinned fingerprints"
 def repo_role(lab, tmp_path_factory):
     playbook = tmp_path_factory.mktemp("rotation") / "repo.yml"
     playbook.write_text(PLAYBOOK)
+    mirror(None)  # a mirror fault survives the lab's reset: start from the current key alone
 
     def run(**variables) -> PlaybookRun:
         settings = {"repo_rocm_versions": [ROCM_RELEASE], "repo_amdgpu_enabled": False, **variables}
@@ -75,6 +77,18 @@ def installed_keys(lab: LabShell) -> list[str]:
     return keyring_fingerprints(base64.b64decode(encoded))
 
 
+def keyring_check(tmp_path, **variables) -> dict:
+    """ROCM-REPO-002 as `rocm-fleet drift` reports it: compliance reads the role's own pins and decision."""
+    settings = {"repo_rocm_versions": [ROCM_RELEASE], "repo_amdgpu_enabled": False, **variables}
+    out = tmp_path / "drift"
+    subprocess.run([str(BIN / "rocm-fleet"), "drift", "-i", str(LAB_INVENTORY), "--limit", HOST, "-e",
+                    json.dumps(settings), "--output-dir", str(out)], cwd=REPO, env=ansible_env(), capture_output=True,
+                   text=True, timeout=600)
+    checks = json.loads((out / "drift.json").read_text())["hosts"][HOST]["checks"]
+    (check,) = [check for check in checks if check["id"] == "ROCM-REPO-002"]
+    return check
+
+
 def apt_verifies_and_installs(lab: LabShell, package: str) -> None:
     """apt-get update checks every Release signature (no warning, nothing trusted without one); then an install."""
     update = on_host(lab, "apt-get update")
@@ -86,7 +100,7 @@ def apt_verifies_and_installs(lab: LabShell, package: str) -> None:
     assert install.returncode == 0, install.stdout + install.stderr
 
 
-def test_a_rotation_with_both_keys_pinned_has_no_outage(lab, repo_role):
+def test_a_rotation_with_both_keys_pinned_has_no_outage(lab, repo_role, tmp_path):
     both = [CURRENT, NEXT]
     # The site pins the next key before the mirror publishes it: nothing changes, the current key stays trusted.
     first = repo_role(repo_signing_key_fingerprint=both)
@@ -105,6 +119,11 @@ def test_a_rotation_with_both_keys_pinned_has_no_outage(lab, repo_role):
     assert again.returncode == 0, again.tail()
     assert again.recap[HOST]["changed"] == 0, again.changed_objects
     assert set(installed_keys(lab)) <= set(both)
+    assert keyring_check(tmp_path, repo_signing_key_fingerprint=both)["status"] == "pass"
+    # Drift reads the same pins: a site that lists the current key alone finds the next one wanting.
+    drift = keyring_check(tmp_path, repo_signing_key_fingerprint=CURRENT)
+    assert drift["status"] == "fail"
+    assert f"holds {NEXT}, which repo_signing_key_fingerprint does not list (it lists {CURRENT})" in drift["message"]
 
 
 def test_a_key_that_is_not_listed_fails_before_any_change(lab, repo_role):
