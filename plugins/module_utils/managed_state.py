@@ -31,7 +31,8 @@ KINDS = {
     "device": (("glob", "group", "mode"), {}, lambda o: o["glob"]),
     "kernel_cmdline": (("params",), {}, lambda o: "boot parameters %s" % " ".join(o["params"])),
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
-    "signing_key": (("path", "fingerprint", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
+    # fingerprints: every key the keyring may hold (the current and the next key during a rotation).
+    "signing_key": (("path", "fingerprints", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
     # Checked only (no task applies them): what a job gets, who can open the GPUs, who else is in their groups.
     "job_environment": (("scope",), {"users": [], "hsa_overrides": {}, "gfx_targets": []},
                         lambda o: "the environment %s get" % ("login shells" if o["scope"] == "login"
@@ -186,6 +187,7 @@ def _checks(obj):
     if kind == "gpu_partition":
         return [("gpu_partition", {"set": obj["set"], "mode": obj["mode"]}, None)]
     if kind == "signing_key":
-        return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprint": obj["fingerprint"]},
+        return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprints": obj["fingerprints"],
+                                "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False)},
                  None)]
     raise ManagedStateError("%s: no check for kind %s" % (obj["label"], kind))
