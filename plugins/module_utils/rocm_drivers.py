@@ -56,7 +56,7 @@ def _line_problems(name, line):
     problems = []
     if not str(line.get("source") or "").strip():
         problems.append("%s: has no source" % where)
-    if not re.match(r"^[0-9][0-9.]*$", str(line.get("repo_dir") or "")):
+    if not re.fullmatch(r"[0-9][0-9.]*", str(line.get("repo_dir") or "")):
         problems.append("%s: repo_dir %r is not a directory name like 30.10.2" % (where, line.get("repo_dir")))
     module = line.get("kernel_module")
     if module is not None and not _NUMERIC.match(str(module)):

@@ -217,3 +217,11 @@ def test_the_driver_moves_and_the_old_one_goes_first_where_the_manager_cannot_mo
     installed, firmware, driver, manager, downgrade, move
 ):
     assert dkms_move(installed, firmware, driver, manager, downgrade=downgrade) == move
+
+
+def test_a_repo_dir_with_a_trailing_newline_is_refused():
+    # It becomes part of the amdgpu repository's URL in the apt sources file (docs/value-syntax.md).
+    drivers = copy.deepcopy(DRIVERS)
+    drivers["30.30.3"]["repo_dir"] = "30.30.3\n"
+    assert "amdgpu driver line 30.30.3: repo_dir '30.30.3\\n' is not a directory name like 30.10.2" in (
+        driver_table_problems(drivers, MATRIX))
