@@ -150,17 +150,21 @@ def syntax_problem(path, value, syntax_name):
     return "%s %s, but must be %s; %s" % (path, " and ".join(reasons), syntax.where, WHAT_TO_DO)
 
 
-def declared_problems(path, value, declaration):
+def declared_problems(path, value, declaration, listed=True):
     """Messages for every string in ``value`` that its declaration's syntax refuses, each naming its full path.
 
     A declaration is a syntax name (for a string, or each element of a list), {keys: D, values: D} for a
     mapping, {options: {name: D}} for a list of mappings or a mapping with known fields, or {not_written: why}.
+    Only an option itself may be a list (``listed``): a list inside a mapping or a list would be written as
+    Python's repr, quotes and all.
     """
     if value is None or (isinstance(declaration, Mapping) and "not_written" in declaration):
         return []
     if isinstance(value, (list, tuple)):
+        if not listed:
+            return ["%s must be a string or a mapping, got list" % path]
         return [problem for index, element in enumerate(value)
-                for problem in declared_problems("%s[%d]" % (path, index), element, declaration)]
+                for problem in declared_problems("%s[%d]" % (path, index), element, declaration, listed=False)]
     if isinstance(declaration, str):
         problem = syntax_problem(path, value, declaration)
         return [problem] if problem else []
@@ -178,7 +182,7 @@ def declared_problems(path, value, declaration):
             if key_problem:
                 problems.append(key_problem)
                 continue
-        problems.extend(declared_problems("%s.%s" % (path, key), value[key], declaration.get("values")))
+        problems.extend(declared_problems("%s.%s" % (path, key), value[key], declaration.get("values"), listed=False))
     return problems
 
 

@@ -141,6 +141,10 @@ def test_a_declaration_walks_lists_mappings_keys_and_fields_naming_full_paths():
     assert declared_problems("x", {"A": {"nested": 1}}, {"keys": "env_name", "values": "env_value"}) == [
         "x.A must be a string, got dict"]
     assert declared_problems("x", None, "env_value") == []
+    # A list inside a mapping would be written as its repr (["it's"] has double quotes).
+    assert declared_problems("x", {"A": ["it's"]}, {"keys": "env_name", "values": "env_value"}) == [
+        "x.A must be a string or a mapping, got list"]
+    assert declared_problems("x", [["a"]], "kernel_param") == ["x[0] must be a string or a mapping, got list"]
     assert declared_problems("x", "anything\n", {"not_written": "compared only"}) == []
     quoted = {"keys": "env_name", "values": {"not_written": "quoted"}}
     assert declared_problems("x", {"A-B": "1"}, quoted)[0].startswith("x (the key 'A-B') contains '-'")
