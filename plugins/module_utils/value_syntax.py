@@ -24,8 +24,9 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
-# Letters, digits and the punctuation that kernel parameters, modprobe options and module names use.
-_WORD = "A-Za-z0-9_.,:=/+@-"
+# The punctuation of kernel parameters and module options (0xffffffff, 10000,10000, 0000:04:00.0,1, a=b/c).
+_WORD_PUNCTUATION = "_.,:=/+@-"
+_WORD = "A-Za-z0-9" + _WORD_PUNCTUATION
 # RFC 3986 less what a repository file or apt reads as something else: blanks, quotes, $ (dnf variables), ;.
 _URL = "A-Za-z0-9._~:/?#@!&+,=%\\[\\]-"
 
@@ -73,14 +74,15 @@ class Syntax:
 SYNTAXES = {
     syntax.name: syntax for syntax in (
         # The GRUB drop-in is shell (GRUB_CMDLINE_LINUX_DEFAULT="... {params}"); grubby and the kernel split at blanks.
-        Syntax("kernel_param", "a kernel parameter in GRUB_CMDLINE_LINUX_DEFAULT (letters, digits, %s)" % _WORD[9:],
-               1024, allowed=_WORD, empty=False),
+        Syntax("kernel_param",
+               "a kernel parameter in GRUB_CMDLINE_LINUX_DEFAULT (letters, digits, %s)" % _WORD_PUNCTUATION, 1024,
+               allowed=_WORD, empty=False),
         # "options <module> <param>=<value>": kmod splits at blanks, the kernel reads quotes.
         Syntax("modprobe_module", "a module name in modprobe.d (letters, digits, _ and -)", 55, allowed="A-Za-z0-9_-",
                empty=False),
         Syntax("modprobe_param", "a module parameter name in modprobe.d (letters, digits, _ and -)", 64,
                allowed="A-Za-z0-9_-", empty=False),
-        Syntax("modprobe_value", "a module option value in modprobe.d (letters, digits, %s)" % _WORD[9:], 1024,
+        Syntax("modprobe_value", "a module option value in modprobe.d (letters, digits, %s)" % _WORD_PUNCTUATION, 1024,
                allowed=_WORD),
         # ansible.posix.sysctl writes "key=value" lines and runs "sysctl -w key=value" split like a shell line.
         Syntax("sysctl_key", "a sysctl name (letters, digits, _ . / : @ + - and *)", 255,
