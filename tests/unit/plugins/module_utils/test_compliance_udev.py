@@ -26,7 +26,8 @@ def test_the_copy_derived_from_the_hosts_own_file_passes_and_a_distribution_upda
     assert result["status"] == "pass", result["message"]
     assert result["actual"]["source"] == SOURCES[1]
     # The distribution's update adds a rule: the copy no longer matches, with the new line in the diff.
-    write(tmp_path, SOURCES[1], DISTRIBUTION.replace("# DRI render", 'SUBSYSTEM=="accel", TAG+="uaccess"\n# DRI render'))
+    updated = DISTRIBUTION.replace("# DRI render", 'SUBSYSTEM=="accel", TAG+="uaccess"\n# DRI render')
+    write(tmp_path, SOURCES[1], updated)
     result = uaccess(tmp_path)
     assert (result["status"], result["action"]) == ("fail", "update")
     assert '+SUBSYSTEM=="accel", TAG+="uaccess"' in result["diff"]
