@@ -35,10 +35,14 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reports the nodes that carry an ACL and removes nothing.
   diff_mode:
     support: none
+    description: No diff; RV(cleared) names the nodes.
   platform:
+    support: full
     platforms: posix
+    description: Linux; the nodes' file system must keep POSIX ACLs (devtmpfs does).
 seealso:
   - module: rocm_fleet.core.node_compliance
 """
