@@ -116,6 +116,20 @@ KIND_FIELDS = {
         "open": _field(BOOL, False),
         "timeout": _field(INT, 10),
     },
+    # The distribution's 70-uaccess.rules masked by the copy udev_uaccess derives from it (compliance_access).
+    "udev_uaccess": {
+        "path": _field(STR, REQUIRED),
+        "sources": _field(LIST, REQUIRED),
+        "vendor": _field(STR, "0x1002"),
+        "owner": _field(STR),
+        "group": _field(STR),
+        "mode": _field(STR),
+    },
+    # No ACL entry on the matching device nodes (compliance_access).
+    "device_acl": {
+        "globs": _field(LIST, REQUIRED),
+        "vendor": _field(STR, "0x1002"),
+    },
     # Members of a group whom the inventory does not list: a warning, or a failure when exclusive.
     "group_unlisted": {
         "group": _field(STR, REQUIRED),

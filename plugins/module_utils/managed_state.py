@@ -29,6 +29,11 @@ KINDS = {
     "member": (("user", "groups"), {}, lambda o: "%s in %s" % (o["user"], ", ".join(o["groups"]))),
     "exclusive_members": (("group", "members"), {}, lambda o: "only the listed users in %s" % o["group"]),
     "device": (("glob", "group", "mode"), {}, lambda o: o["glob"]),
+    # The distribution's udev uaccess rules, masked in /etc by a copy that skips AMD render nodes (udev_uaccess).
+    "uaccess_mask": (("path", "sources"), {"vendor": "0x1002", "owner": "root", "group": "root", "mode": "0644"},
+                     lambda o: "%s (the distribution's uaccess rules without the AMD render nodes)" % o["path"]),
+    # No ACL entry on the GPU device nodes (a seat user's grant from before the mask).
+    "device_acl": (("globs",), {"vendor": "0x1002"}, lambda o: "no ACL on %s" % ", ".join(o["globs"])),
     "kernel_cmdline": (("params",), {}, lambda o: "boot parameters %s" % " ".join(o["params"])),
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
     # fingerprints: every key the keyring may hold (the current and the next key during a rotation).
@@ -170,6 +175,11 @@ def _checks(obj):
     if kind == "device":
         return [("device_node", {"glob": obj["glob"], "group": obj["group"], "mode": obj["mode"], "required": False},
                  None)]
+    if kind == "uaccess_mask":
+        return [("udev_uaccess", dict(_ownership(obj), path=obj["path"], sources=obj["sources"], vendor=obj["vendor"]),
+                 None)]
+    if kind == "device_acl":
+        return [("device_acl", {"globs": obj["globs"], "vendor": obj["vendor"]}, None)]
     if kind == "kernel_cmdline":
         expect = {"params": obj["params"]}
         if obj.get("grub_file"):
