@@ -40,6 +40,8 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state impo
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_decision import decide, gpu_expectations
 from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_health_expectations import health_expectations
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils import declared_state_cache
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.managed import os_vars_files
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import firmware_minimums, preflight_data
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import (
     read_specs,
@@ -63,6 +65,9 @@ ARGUMENT_SPEC = {
     "facts_fresh": {"type": "bool", "default": False},
     "skip_checks": {"type": "list", "elements": "str", "default": []},
     "timeout": {"type": "int", "default": 30},
+    "state_cache": {"type": "path"},
+    "state_key": {"type": "str", "default": ""},
+    "state_cache_max_age": {"type": "int", "default": 7 * 24 * 3600},
 }
 
 
@@ -84,7 +89,7 @@ class ActionModule(ActionBase):
             facts = _decision_inputs(task_vars.get("ansible_facts"))
             if "os_family" not in facts or "gpu" not in facts:
                 raise HostComplianceError("no GPU and OS facts: run rocm_fleet.core.gpu_facts host_facts=true first")
-            state = self._declared_state(args, task_vars, facts)
+            state = self._cached_state(args, task_vars, facts)
             checked = self._evaluate(args, task_vars, state, confirm=not args["facts_fresh"])
             # The facts the confirming call read: the fact cache keeps them for the next run.
             read_again = checked.get("ansible_facts") if not args["facts_fresh"] else None
@@ -131,9 +136,32 @@ class ActionModule(ActionBase):
             module_name="rocm_fleet.core.node_compliance", module_args=module_args, task_vars=task_vars
         )
 
+    def _cached_state(self, args, task_vars, facts):
+        """The declared state from the cache (plugin_utils.declared_state_cache) when its inputs are unchanged."""
+        if not args["state_cache"]:
+            return self._declared_state(args, task_vars, facts)
+        host = task_vars.get("inventory_hostname")
+        options = dict((name, args[name]) for name in ("roles", "skip_checks"))
+        key = declared_state_cache.state_key(args["state_key"], host, task_vars, options)
+        stored = declared_state_cache.load(args["state_cache"], host, key, args["state_cache_max_age"])
+        if stored is not None:
+            return DeclaredState(**stored)
+        state = self._declared_state(args, task_vars, facts)
+        try:
+            declared_state_cache.store(args["state_cache"], host, key, state.as_data())
+        except OSError as error:  # the check stands; the next run renders again
+            self._display.warning("host %s: cannot keep its declared state in %s: %s"
+                                  % (host, args["state_cache"], to_text(error)))
+        return state
+
     def _declared_state(self, args, task_vars, facts):
         """The decision, every role's items and the GPU class expectations, without the skipped checks."""
         variables = dict(task_vars, ansible_facts=dict(task_vars.get("ansible_facts") or {}, **facts))
+        # Each role's OS data (vars/<family>.yml, <distribution>.yml; internals only), as its tasks/os_vars.yml
+        # includes them: from the files the same function names, above the inventory and the roles' vars.
+        for role in args["roles"]:
+            for path in os_vars_files(role, variables["ansible_facts"]):
+                variables.update(self._loader.load_from_file(path, cache="all", trusted_as_template=True) or {})
         templar = self._templar.copy_with_new_env(available_variables=variables)
         inputs = self._variable(templar, variables, "preflight_decision_inputs")
         catalog, matrix, drivers = preflight_data(inputs.get("gpu_catalog_extra"), inputs.get("support_matrix_extra"),
@@ -209,6 +237,11 @@ class DeclaredState:
     def __init__(self, decision, items, gpu_expect, health=None, gpu_items=()):
         self.decision, self.items, self.gpu_expect, self.health = decision, items, gpu_expect, health
         self.gpu_items = list(gpu_items)
+
+    def as_data(self):
+        """The keyword arguments that make it again (JSON data: the declared-state cache keeps them)."""
+        return {"decision": self.decision, "items": self.items, "gpu_expect": self.gpu_expect,
+                "health": self.health, "gpu_items": self.gpu_items}
 
 
 def _decision_inputs(facts):

@@ -65,6 +65,25 @@ options:
     type: list
     elements: str
     default: []
+  state_cache:
+    description:
+      - Directory where the host's declared state (the decision, the roles' items, the GPU class expectations) is kept
+        between runs, keyed by everything it is rendered from (its variables unrendered, its facts, the collection's
+        roles and plugins, ansible-core's version, O(state_key)); a run whose key is unchanged reads it instead of
+        rendering it. Unset renders it on every run.
+      - A value a lookup reads from outside the inventory (a file, a secret store) is not part of the key; entries
+        older than O(state_cache_max_age) are rendered again.
+    type: path
+  state_key:
+    description:
+      - The caller's part of the key, such as a digest of the environment that lookups of env read.
+    type: str
+    default: ""
+  state_cache_max_age:
+    description:
+      - Seconds a kept declared state serves.
+    type: int
+    default: 604800
 attributes:
   action:
     support: full

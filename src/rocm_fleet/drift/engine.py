@@ -90,6 +90,30 @@ def fact_cache_dir(inventory: str) -> Path | None:
     return base / "rocm-fleet" / "facts" / key
 
 
+# The environment's bookkeeping of a shell session: not an input of any host's declared state.
+SESSION_VARIABLES = frozenset(("PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES", "SSH_CLIENT",
+                               "SSH_CONNECTION", "SSH_TTY", "XDG_SESSION_ID", "WINDOWID"))
+
+
+def state_cache_dir(inventory: str) -> Path | None:
+    """Where host_compliance keeps each host's declared state between runs; None when switched off.
+
+    ROCM_FLEET_STATE_CACHE names the directory (``none`` switches it off); by default it lies
+    beside the fact cache (plugins/plugin_utils/declared_state_cache.py says what its key covers).
+    """
+    configured = os.environ.get("ROCM_FLEET_STATE_CACHE")
+    if configured:
+        return None if configured.lower() == "none" else Path(configured)
+    facts = fact_cache_dir(inventory)
+    return facts.with_name(facts.name + ".state") if facts else None
+
+
+def environment_key(environ: dict[str, str]) -> str:
+    """The run's part of the declared state's key: the environment lookups of env read, less a shell's bookkeeping."""
+    kept = sorted((name, value) for name, value in environ.items() if name not in SESSION_VARIABLES)
+    return hashlib.sha256(repr(kept).encode()).hexdigest()
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
@@ -115,7 +139,8 @@ def collect(
     events = _Events(sorted(host_groups), progress)
     env = {
         "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-        "ANSIBLE_FORKS": str(max(16, min(64, len(host_groups)))),
+        # The caller's forks where it sets them (benchmarks/bench_scale.py), else one per host from 16 to 64.
+        "ANSIBLE_FORKS": os.environ.get("ANSIBLE_FORKS") or str(max(16, min(64, len(host_groups)))),
         "ANSIBLE_NOCOLOR": "1",
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
         # ansible-runner turns host key checking off unless told: keep the caller's setting, else Ansible's default.
@@ -129,6 +154,11 @@ def collect(
     # instead of two while the facts hold. Only drift runs use this cache, never site.yml.
     cache = fact_cache_dir(inventory)
     cache_options = {"fact_cache_type": "jsonfile", "fact_cache": str(cache)} if cache else {"fact_cache_type": "none"}
+    # Each host's declared state, rendered again only when what it is rendered from changed (a nightly drift of
+    # an unchanged fleet renders none): the controller's work per host comes close to that of a ping.
+    state = state_cache_dir(inventory)
+    env.update(ROCM_FLEET_STATE_CACHE=str(state) if state else "",
+               ROCM_FLEET_STATE_KEY=environment_key(dict(os.environ)))
     with tempfile.TemporaryDirectory(prefix="rocm-fleet-drift-") as private:
         runner = ansible_runner.run(
             private_data_dir=private, project_dir=str(REPO), playbook=str(playbook), inventory=inventory,

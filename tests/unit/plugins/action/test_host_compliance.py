@@ -19,6 +19,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from ansible_collections.rocm_fleet.core.plugins.action import host_compliance
 from ansible_collections.rocm_fleet.core.plugins.doc_fragments.gpu_tools import ModuleDocFragment
+from ansible_collections.rocm_fleet.core.plugins.filter.managed import role_os_vars_files
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
 from ansible_collections.rocm_fleet.core.plugins.modules import host_compliance as host_compliance_doc
@@ -86,10 +87,9 @@ def test_each_role_loads_its_os_files_by_its_own_name_and_its_vars_entry_point_r
         [load_task] = load(f"{role}/tasks/os_vars.yml")
         assert load_task["ansible.builtin.include_vars"] == "{{ item }}", role
         assert load_task["loop"] == f"{{{{ '{role}' | rocm_fleet.core.role_os_vars_files(ansible_facts) }}}}", role
-    # The compliance role loads every checked role's files with the same filter, in one task.
-    [load_all] = [task for task in load("compliance/tasks/evaluate.yml") if "ansible.builtin.include_vars" in task]
-    assert load_all["loop"] == (
-        "{{ __compliance_roles | map('rocm_fleet.core.role_os_vars_files', ansible_facts) | flatten }}")
+    # host_compliance loads every checked role's files itself (no task per host), named by the filter's function.
+    assert not [task for task in load("compliance/tasks/evaluate.yml") if "ansible.builtin.include_vars" in task]
+    assert host_compliance.os_vars_files is role_os_vars_files.__globals__["os_vars_files"]
 
 
 def test_the_argument_spec_is_the_documented_one():
@@ -261,3 +261,26 @@ def test_the_health_expectations_go_to_the_one_module_call():
     assert not result.get("failed"), result.get("msg")
     assert [name for name, _args in host.calls] == ["rocm_fleet.core.node_compliance"]
     assert host.calls[0][1]["health"] == {"ce_threshold": 5}
+
+
+def test_the_declared_state_cache_renders_once_while_its_inputs_hold(tmp_path):
+    cache = {"gpu_sources": ["sysfs"], "state_cache": str(tmp_path), "state_key": "env-1"}
+    first, decided_first = run(cache, host=Host(facts_now=dict(CACHED)))
+    again, decided_again = run(cache, host=Host(facts_now=dict(CACHED)))
+    assert decided_first == [CACHED] and decided_again == []  # the second run rendered nothing
+    assert again["results"] == first["results"] and again["decision"] == first["decision"]
+    # Another value of the host's, another caller key, other facts: rendered again.
+    _result, changed_variable = run(cache, host=Host(facts_now=dict(CACHED)), site_value="other")
+    _result, changed_key = run(dict(cache, state_key="env-2"), host=Host(facts_now=dict(CACHED)))
+    kernel = dict(CACHED, kernel="6.8.0-41-generic")
+    _result, changed_facts = run(cache, facts=kernel, host=Host(facts_now=dict(kernel)))
+    assert changed_variable == [CACHED] and changed_key == [CACHED] and changed_facts == [kernel]
+
+
+def test_a_declared_state_cache_that_cannot_be_written_leaves_the_check_standing(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    result, decided = run({"gpu_sources": ["sysfs"], "state_cache": str(blocked / "state")},
+                          host=Host(facts_now=dict(CACHED)))
+    assert not result.get("failed"), result.get("msg")
+    assert decided == [CACHED] and result["summary"]["total"] == 3
