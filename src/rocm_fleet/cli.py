@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from rocm_fleet import __version__
+from rocm_fleet.collection import NotInstalled
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 1
-    return args.func(args)
+    try:
+        return args.func(args)
+    except NotInstalled as error:  # run installed, for something only a checkout has: say what to do
+        print(f"rocm-fleet: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

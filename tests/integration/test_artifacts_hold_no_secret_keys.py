@@ -143,12 +143,15 @@ def test_sdist_and_wheel_hold_no_secret_key(python_artifacts):
     # The lab still gets its public keys (the mirror serves them); only the secret halves stay behind.
     assert "rocm_fleet/lab/keys/rocm-lab.pub.asc" in wheel
     assert not [name for name in wheel if name.endswith(".secret.asc")]
+    # The wheel carries the built collection (setup.py), scanned above with the rest of the wheel.
+    assert "rocm_fleet/_collection/ansible_collections/rocm_fleet/core/playbooks/drift.yml" in wheel
 
 
 @pytest.mark.slow
 def test_collection_tarball_holds_no_secret_key(collection_tarball):
     members = archive_members(collection_tarball)
     assert "roles/repo/tasks/main.yml" in members  # the tarball is the collection
+    assert "playbooks/site.yml" in members  # rocm_fleet.core.site
     assert secrets_in(collection_tarball) == {}
 
 

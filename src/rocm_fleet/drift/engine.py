@@ -1,4 +1,4 @@
-"""The drift engine: run playbooks/drift.yml through ansible-runner and read each host's result from its events.
+"""The drift engine: run rocm_fleet.core.drift through ansible-runner and read each host's result from its events.
 
 Each host costs one task (roles/compliance: rocm_fleet.core.host_compliance):
 two module calls over one connection, gpu_facts and node_compliance, with the
@@ -20,12 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rocm_fleet import __version__
+from rocm_fleet.collection import NotInstalled, locate
 from rocm_fleet.drift.model import DriftReport, HostResult, RunInfo
 from rocm_fleet.drift.results import host_result
 
-# The checkout is the collection (collections/ansible_collections/rocm_fleet/core -> repo root).
-REPO = Path(os.environ.get("ROCM_FLEET_COLLECTION_ROOT") or Path(__file__).resolve().parents[3])
-PLAYBOOK = "playbooks/drift.yml"
+# By its name, so the same command runs from a checkout and from the installed collection (rocm_fleet.collection).
+PLAYBOOK = "rocm_fleet.core.drift"
 FACT_CACHE_SECONDS = 7 * 24 * 3600
 COMPLIANCE_ACTIONS = ("rocm_fleet.core.host_compliance", "host_compliance")
 
@@ -132,13 +132,19 @@ def collect(
     host_groups = inventory_hosts(inventory, limit)
     if not host_groups:
         raise EngineError(f"no host of {inventory} matches {limit or 'all'}")
-    playbook = REPO / PLAYBOOK
-    if not playbook.exists():
-        raise EngineError(f"{playbook} does not exist: rocm-fleet drift runs from a checkout of the collection")
+    try:
+        collection = locate()
+    except NotInstalled as exc:
+        raise EngineError(str(exc)) from None
     progress(f"checking {len(host_groups)} host(s) of {inventory}")
     events = _Events(sorted(host_groups), progress)
     env = {
-        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        # The collection's own ansible.cfg (the tarball and the wheel carry it), so drift runs with the
+        # settings it is made for (gathering = smart, pipelining, ControlPersist) wherever it is started.
+        "ANSIBLE_CONFIG": str(collection.root / "ansible.cfg"),
+        "ANSIBLE_COLLECTIONS_PATH": os.pathsep.join(
+            filter(None, (str(collection.collections_path), os.environ.get("ANSIBLE_COLLECTIONS_PATH")))
+        ),
         # The caller's forks where it sets them (benchmarks/bench_scale.py), else one per host from 16 to 64.
         "ANSIBLE_FORKS": os.environ.get("ANSIBLE_FORKS") or str(max(16, min(64, len(host_groups)))),
         "ANSIBLE_NOCOLOR": "1",
@@ -161,7 +167,7 @@ def collect(
                ROCM_FLEET_STATE_KEY=environment_key(dict(os.environ)))
     with tempfile.TemporaryDirectory(prefix="rocm-fleet-drift-") as private:
         runner = ansible_runner.run(
-            private_data_dir=private, project_dir=str(REPO), playbook=str(playbook), inventory=inventory,
+            private_data_dir=private, project_dir=str(collection.root), playbook=PLAYBOOK, inventory=inventory,
             limit=limit, envvars=env, event_handler=events, quiet=True, suppress_env_files=True,
             cmdline=shlex.join(option for value in extra_vars for option in ("-e", value)) or None, **cache_options,
         )

@@ -24,6 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocm_fleet.collection import checkout_path
 from rocm_fleet.lab import debroot, paths
 
 RECIPE = debroot.Recipe(
@@ -85,11 +86,12 @@ def _requirement_name(requirement: str) -> str:
     return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
 
 
-def requirements(pyproject: Path = paths.REPO_ROOT / "pyproject.toml") -> list[str]:
+def requirements(pyproject: Path | None = None) -> list[str]:
     """pyproject.toml's dependencies and the test tools the controller runs, as pyproject states them.
 
     The collections package is left out: it is installed on its own (``Controller.install``).
     """
+    pyproject = pyproject or checkout_path("pyproject.toml", "the project's dependencies")
     project = tomllib.loads(pyproject.read_text())["project"]
     tests = {_requirement_name(item): item for item in project["optional-dependencies"]["test"]}
     wanted = [item for item in project["dependencies"] if _requirement_name(item) != COLLECTIONS_PACKAGE]
@@ -246,7 +248,7 @@ class Controller:
         self.pip("download", "--quiet", "--dest", WHEELHOUSE, *args)
         self.pip("install", "--quiet", "--no-index", "--find-links", WHEELHOUSE, "--upgrade", *args)
 
-    def install(self, pyproject: Path = paths.REPO_ROOT / "pyproject.toml", log=print) -> dict:
+    def install(self, pyproject: Path | None = None, log=print) -> dict:
         """Bring the virtualenv to the newest ansible-core release; return what pip offers and what is installed.
 
         The newest releases are asked for alone, so nothing else holds ansible-core
@@ -277,7 +279,7 @@ class Controller:
         return result.stdout.strip()
 
 
-def prepare(pyproject: Path = paths.REPO_ROOT / "pyproject.toml", log=print) -> tuple[Controller, dict]:
+def prepare(pyproject: Path | None = None, log=print) -> tuple[Controller, dict]:
     """The controller, its root built and its virtualenv at the newest release; and ``Controller.install``'s answer.
 
     One preparation at a time per cache: tests/run-all starts one in the background

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rocm_fleet.collection import checkout_path
+
 DEFAULT_STATE_DIR = "/var/lib/rocm-fleet/lab"
 DEFAULT_CACHE_DIR = "/var/cache/rocm-fleet"
 DEFAULT_MIRROR_PORT = 8650
-REPO_ROOT = Path(__file__).resolve().parents[3]
 GUEST_FILES = Path(__file__).resolve().parent / "guest"
 
 
@@ -21,7 +22,11 @@ def cache_dir() -> Path:
 
 
 def inventory_dir() -> Path:
-    return Path(os.environ.get("ROCM_FLEET_LAB_INVENTORY") or REPO_ROOT / "inventory" / "lab")
+    """The lab's inventory: ROCM_FLEET_LAB_INVENTORY, else the checkout's (neither artifact carries it)."""
+    configured = os.environ.get("ROCM_FLEET_LAB_INVENTORY")
+    if configured:
+        return Path(configured)
+    return checkout_path("inventory/lab", "the lab's inventory", variable="ROCM_FLEET_LAB_INVENTORY")
 
 
 def host_dir(name: str) -> Path:

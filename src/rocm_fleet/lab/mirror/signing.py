@@ -8,11 +8,14 @@ collection carry none (tests/integration/test_artifacts_hold_no_secret_keys.py).
 from __future__ import annotations
 
 import base64
+import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 KEYS_DIR = Path(__file__).resolve().parent.parent / "keys"
+# An installed rocm-fleet finds the secret halves where this names (a checkout's src/rocm_fleet/lab/keys).
+SECRET_KEYS_VARIABLE = "ROCM_FLEET_LAB_KEYS"
 
 # name -> fingerprint; a test checks these against the key files.
 FINGERPRINTS = {
@@ -42,9 +45,10 @@ def require_secret_keys() -> None:
     if missing:
         raise LabKeysMissing(
             f"the lab's secret signing keys ({', '.join(name + '.secret.asc' for name in missing)}) are not in "
-            f"{KEYS_DIR}: built packages of rocm-fleet carry no secret key, because the lab's keys are public "
-            "and must never sign anything outside the lab. Run the lab from a checkout of the repository "
-            "(./dev site, or .venv/bin/rocm-fleet lab up there)."
+            f"{secret_keys_dir()}: built packages of rocm-fleet carry no secret key, because the lab's keys are "
+            "public and must never sign anything outside the lab. Run the lab from a checkout of the repository "
+            f"(./dev site, or .venv/bin/rocm-fleet lab up there), or set {SECRET_KEYS_VARIABLE} to a checkout's "
+            "src/rocm_fleet/lab/keys."
         )
 
 
@@ -52,8 +56,12 @@ def public_key(name: str) -> Path:
     return KEYS_DIR / f"{name}.pub.asc"
 
 
+def secret_keys_dir() -> Path:
+    return Path(os.environ.get(SECRET_KEYS_VARIABLE) or KEYS_DIR)
+
+
 def secret_key(name: str) -> Path:
-    return KEYS_DIR / f"{name}.secret.asc"
+    return secret_keys_dir() / f"{name}.secret.asc"
 
 
 def dearmor(armored: str) -> bytes:

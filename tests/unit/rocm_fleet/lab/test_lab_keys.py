@@ -9,6 +9,8 @@ import pytest
 from rocm_fleet import cli
 from rocm_fleet.lab.mirror import signing
 
+CHECKOUT_KEYS = signing.KEYS_DIR
+
 
 @pytest.fixture
 def public_keys_only(tmp_path, monkeypatch):
@@ -37,3 +39,11 @@ def test_lab_commands_that_sign_fail_with_what_to_do(public_keys_only, argv, mon
 def test_the_signer_refuses_too(public_keys_only):
     with pytest.raises(signing.LabKeysMissing, match="are not in"), signing.Signer():
         pass
+
+
+def test_an_installed_lab_finds_the_secret_keys_the_variable_names(public_keys_only, monkeypatch):
+    monkeypatch.setenv(signing.SECRET_KEYS_VARIABLE, str(CHECKOUT_KEYS))
+    assert signing.missing_secret_keys() == []
+    monkeypatch.setenv(signing.SECRET_KEYS_VARIABLE, str(public_keys_only))
+    with pytest.raises(signing.LabKeysMissing, match=f"or set {signing.SECRET_KEYS_VARIABLE} to a checkout's"):
+        signing.require_secret_keys()
