@@ -13,6 +13,7 @@ through the HTTP API, and they clear after site.yml and the next pull run.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import shlex
 import shutil
@@ -83,8 +84,7 @@ def wheelhouse(hosts, tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("wheelhouse")
     versions = {root_shell(host, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").strip()
                 for host in hosts}
-    runner = subprocess.run([str(BIN / "python"), "-c", "import ansible_runner; print(ansible_runner.__version__)"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    runner = importlib.metadata.version("ansible-runner")
     for version in sorted(versions):
         target = directory / version
         subprocess.run(
@@ -149,7 +149,8 @@ def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
         # As Debian's unit starts it, plus only the textfile collector (Debian's default directory) to save CPU.
         root_shell(host, f"setsid prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
                          " --collector.disable-defaults --collector.textfile"
-                         f" </dev/null >/var/log/rocm-fleet-test-node-exporter.log 2>&1 & echo $! > {NODE_EXPORTER_PIDFILE}")
+                         " </dev/null >/var/log/rocm-fleet-test-node-exporter.log 2>&1 &"
+                         f" echo $! > {NODE_EXPORTER_PIDFILE}")
     print(f"pull.yml: {seconds}")
     yield ports
     for host in hosts:
