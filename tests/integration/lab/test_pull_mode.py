@@ -81,6 +81,7 @@ def hosts(compliant_lab) -> tuple[str, ...]:
 @pytest.fixture(scope="module")
 def wheelhouse(hosts, tmp_path_factory) -> Path:
     """<dir>/<python version>/: what the check needs, for each Python the hosts run (as a site builds it)."""
+    started = time.monotonic()
     directory = tmp_path_factory.mktemp("wheelhouse")
     built = tmp_path_factory.mktemp("rocm-fleet-wheel")
     subprocess.run([str(BIN / "pip"), "wheel", "--quiet", "--no-deps", "-w", str(built), str(REPO)],
@@ -98,6 +99,7 @@ def wheelhouse(hosts, tmp_path_factory) -> Path:
             check=True, capture_output=True, text=True, timeout=600)
         for wheel in built.glob("*.whl"):
             shutil.copy2(wheel, target)
+    print(f"wheelhouse for Python {', '.join(sorted(versions))} built in {time.monotonic() - started:.0f} s")
     return directory
 
 
@@ -134,6 +136,15 @@ def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
         adhoc(host, "ansible.builtin.copy", f"src={node_exporter_deb} dest=/tmp/{node_exporter_deb.name}")
         root_shell(host, f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "
                          f"/tmp/{node_exporter_deb.name}")
+    # --check first, on hosts that have never been in pull mode: every change shown, none made.
+    started = time.monotonic()
+    check = pull_playbook(hosts, wheelhouse, collection_tarball, "--check", "--diff")
+    seconds["check run (fresh hosts)"] = time.monotonic() - started
+    assert check.returncode == 0, check.tail()
+    assert all(check.recap[host]["changed"] > 0 for host in hosts), check.recap
+    assert "+ExecStart=/usr/bin/python3 -m rocm_fleet.cli drift" in check.output
+    for host in hosts:
+        assert root_shell(host, f"ls /opt/rocm-fleet {SERVICE} 2>&1 || true").count("No such file") == 2
     started = time.monotonic()
     first = pull_playbook(hosts, wheelhouse, collection_tarball)
     seconds["first run"] = time.monotonic() - started
@@ -143,10 +154,6 @@ def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
     seconds["second run"] = time.monotonic() - started
     assert second.returncode == 0, second.tail()
     assert {host: second.recap[host]["changed"] for host in hosts} == dict.fromkeys(hosts, 0), second.changed_tasks
-    started = time.monotonic()
-    check = pull_playbook(hosts, wheelhouse, collection_tarball, "--check", "--diff")
-    seconds["check run"] = time.monotonic() - started
-    assert check.returncode == 0 and {host: check.recap[host]["changed"] for host in hosts} == dict.fromkeys(hosts, 0)
     assert "systemd does not run this host" in first.output  # the lab: units written, timer not enabled
     taken: set[int] = set()
     ports = {host: free_port(taken) for host in hosts}
