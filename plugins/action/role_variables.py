@@ -34,10 +34,10 @@ class ActionModule(ActionBase):
             _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
             specs = role_variables.read_specs()
             roles = role_variables.checked_roles(specs, args["roles"])
-            # Only the values that are checked are templated: the rest count by name.
-            variables, problems = task_vars, []
-            if args["values"]:
-                variables, problems = role_variables.templated_options(self._templar, task_vars, specs, roles)
+            # Only the values that are checked are templated: the rest count by name. Without values, those
+            # that cannot be templated yet (they read preflight_decision) wait for their role's own check.
+            variables, problems = role_variables.templated_options(self._templar, task_vars, specs, roles,
+                                                                   skip_untemplatable=not args["values"])
             known = role_variables.role_results()
             problems.extend(role_variables.role_variable_problems(variables, specs, roles=roles, known=known,
                                                                   values=args["values"]))

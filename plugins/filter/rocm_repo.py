@@ -14,6 +14,10 @@
 * openpgp_fingerprints: primary-key fingerprints of a key, computed on the
   controller so the pinned-fingerprint check needs no gpg on the host and
   gives the same answer in check mode.
+* rocm_signing_key_pins, rocm_signing_key_verdict, rocm_signing_key_current:
+  the pinned fingerprints (one or a list, the lab's refused outside the lab), whether a
+  key may be trusted under them, and whether an installed keyring holds exactly them
+  (plugins/module_utils/signing_key_pins.py, which compliance reads too).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +32,11 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions impo
 from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import (
     OpenPgpError,
     keyring_fingerprints,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.signing_key_pins import (
+    key_verdict,
+    keyring_current,
+    pin_decision,
 )
 
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
@@ -109,6 +118,25 @@ def openpgp_fingerprints(text):
         raise AnsibleFilterError("the signing key is not a usable OpenPGP key: %s" % error) from error
 
 
+def _key_bytes(text):
+    return text if isinstance(text, bytes) else str(text or "").encode("utf-8", "surrogateescape")
+
+
+def rocm_signing_key_pins(value, lab_fingerprints=(), lab=False):
+    """{pins, lab_pins, problem} of repo_signing_key_fingerprint (signing_key_pins.pin_decision)."""
+    return pin_decision(value, lab_fingerprints or (), bool(lab))
+
+
+def rocm_signing_key_verdict(text, pins):
+    """{fingerprints, problem} of the key ``text`` under the pinned fingerprints ``pins``."""
+    return key_verdict(_key_bytes(text), list(pins or []))
+
+
+def rocm_signing_key_current(text, pins):
+    """Whether the installed keyring ``text`` holds exactly the pinned keys (no fetch needed then)."""
+    return keyring_current(_key_bytes(text), list(pins or []))
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -118,4 +146,7 @@ class FilterModule(object):
             "rocm_layout": rocm_layout,
             "rocm_missing_repos": rocm_missing_repos,
             "openpgp_fingerprints": openpgp_fingerprints,
+            "rocm_signing_key_pins": rocm_signing_key_pins,
+            "rocm_signing_key_verdict": rocm_signing_key_verdict,
+            "rocm_signing_key_current": rocm_signing_key_current,
         }

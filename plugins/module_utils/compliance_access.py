@@ -91,7 +91,7 @@ def device_nodes(host, globs, vendor):
     return nodes
 
 
-def _has_acl(full):
+def has_acl(full):
     try:
         return ACL_XATTR in os.listxattr(full, follow_symlinks=False)
     except (AttributeError, OSError):
@@ -134,7 +134,7 @@ def check_device_access(expect, host):
             status = os.stat(full)
         except OSError:
             continue
-        info[node] = (status, _has_acl(full))
+        info[node] = (status, has_acl(full))
     problems, unknown, explained, actual = [], [], [], {"nodes": nodes, "users": {}}
     for user in expect["users"]:
         found = user_groups(host, user)

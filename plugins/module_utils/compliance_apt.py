@@ -11,8 +11,8 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core im
 from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import (
     OpenPgpError,
     keyring_fingerprints,
-    normalize_fingerprint,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.signing_key_pins import keyring_problem, pin_decision
 
 
 def parse_stanzas(text):
@@ -87,7 +87,11 @@ def _parse_list_line(line):
 
 
 def _keyring_problems(expect, host):
-    path, pinned = expect["signed_by"], normalize_fingerprint(expect["fingerprint"])
+    path = expect["signed_by"]
+    listed = ([expect["fingerprint"]] if expect.get("fingerprint") else []) + list(expect.get("fingerprints") or [])
+    pins = pin_decision(listed, expect.get("lab_fingerprints") or [], bool(expect.get("lab")))
+    if pins["problem"]:
+        return {"keyring": "not checked"}, [pins["problem"]]
     info = host.lstat(path)
     if info is None:
         return {"keyring": "absent"}, ["keyring %s does not exist" % path]
@@ -95,13 +99,9 @@ def _keyring_problems(expect, host):
         found = keyring_fingerprints(host.read_bytes(path))
     except OpenPgpError as exc:
         return {"keyring": "unreadable"}, ["keyring %s is not an OpenPGP keyring: %s" % (path, exc)]
-    problems = []
-    if pinned not in found:
-        problems.append("keyring %s holds %s, not the pinned key %s" % (path, ", ".join(found), pinned))
-    elif len(found) > 1:
-        others = [fingerprint for fingerprint in found if fingerprint != pinned]
-        problems.append("keyring %s also trusts %s" % (path, ", ".join(others)))
-    return {"keyring_fingerprints": found}, problems
+    # The repo role's own decision (signing_key_pins): every key of the keyring is pinned.
+    problem = keyring_problem(found, pins["pins"])
+    return {"keyring_fingerprints": found}, ["keyring %s %s" % (path, problem)] if problem else []
 
 
 def check_apt_source(expect, host):
@@ -129,7 +129,7 @@ def check_apt_source(expect, host):
             problems.append("%s lacks component %s" % (where, ", ".join(missing_components)))
         if expect.get("signed_by") and entry["signed_by"] != expect["signed_by"]:
             problems.append("%s is signed-by %s, expected %s" % (where, entry["signed_by"], expect["signed_by"]))
-    if expect.get("fingerprint"):
+    if expect.get("fingerprint") or expect.get("fingerprints") is not None:
         keyring, keyring_problems = _keyring_problems(expect, host)
         actual.update(keyring)
         problems.extend(keyring_problems)

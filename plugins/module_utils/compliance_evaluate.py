@@ -32,6 +32,10 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_schema 
     ItemInvalid,
     validate_item,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_udev import (
+    check_device_acl,
+    check_udev_uaccess,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_system import (
     check_device_node,
     check_group_exists,
@@ -61,6 +65,8 @@ CHECKERS = {
     "job_environment": check_job_environment,
     "device_access": check_device_access,
     "group_unlisted": check_group_unlisted,
+    "udev_uaccess": check_udev_uaccess,
+    "device_acl": check_device_acl,
 }
 # unknown: a health state that could not be measured (N/A, EINVAL, a max-uint placeholder, an unreadable
 # file), with its reason in the message; never a pass, though not a failure either.

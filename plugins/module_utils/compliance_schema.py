@@ -81,7 +81,12 @@ KIND_FIELDS = {
         "uris": _field(LIST, []),
         "suites": _field(LIST, []),
         "components": _field(LIST, []),
+        # The keyring may hold these keys only: fingerprint (one) and fingerprints (a key rotation's) together;
+        # the rocm-fleet lab's keys (lab_fingerprints) only where lab is true (signing_key_pins.pin_decision).
         "fingerprint": _field(STR),
+        "fingerprints": _field(LIST),
+        "lab_fingerprints": _field(LIST, []),
+        "lab": _field(BOOL, False),
     },
     "apt_pin": {
         "path": _field(STR, REQUIRED),
@@ -110,6 +115,20 @@ KIND_FIELDS = {
         "vendor": _field(STR, "0x1002"),
         "open": _field(BOOL, False),
         "timeout": _field(INT, 10),
+    },
+    # The distribution's 70-uaccess.rules masked by the copy udev_uaccess derives from it (compliance_access).
+    "udev_uaccess": {
+        "path": _field(STR, REQUIRED),
+        "sources": _field(LIST, REQUIRED),
+        "vendor": _field(STR, "0x1002"),
+        "owner": _field(STR),
+        "group": _field(STR),
+        "mode": _field(STR),
+    },
+    # No ACL entry on the matching device nodes (compliance_access).
+    "device_acl": {
+        "globs": _field(LIST, REQUIRED),
+        "vendor": _field(STR, "0x1002"),
     },
     # Members of a group whom the inventory does not list: a warning, or a failure when exclusive.
     "group_unlisted": {
@@ -207,8 +226,9 @@ def _check_rules(kind, expect, fail):
         fail("options", "must not be empty")
     if kind == "package" and expect["state"] == "absent" and expect.get("version"):
         fail("version", "makes no sense with state absent")
-    if kind == "apt_source" and expect.get("fingerprint") and not expect.get("signed_by"):
-        fail("fingerprint", "needs signed_by (the keyring whose key it pins)")
+    for field in ("fingerprint", "fingerprints"):
+        if kind == "apt_source" and expect.get(field) and not expect.get("signed_by"):
+            fail(field, "needs signed_by (the keyring whose key it pins)")
     if kind == "job_environment":
         if expect["scope"] == "login" and not expect["users"]:
             fail("users", "must not be empty for scope login")

@@ -29,9 +29,15 @@ KINDS = {
     "member": (("user", "groups"), {}, lambda o: "%s in %s" % (o["user"], ", ".join(o["groups"]))),
     "exclusive_members": (("group", "members"), {}, lambda o: "only the listed users in %s" % o["group"]),
     "device": (("glob", "group", "mode"), {}, lambda o: o["glob"]),
+    # The distribution's udev uaccess rules, masked in /etc by a copy that skips AMD render nodes (udev_uaccess).
+    "uaccess_mask": (("path", "sources"), {"vendor": "0x1002", "owner": "root", "group": "root", "mode": "0644"},
+                     lambda o: "%s (the distribution's uaccess rules without the AMD render nodes)" % o["path"]),
+    # No ACL entry on the GPU device nodes (a seat user's grant from before the mask).
+    "device_acl": (("globs",), {"vendor": "0x1002"}, lambda o: "no ACL on %s" % ", ".join(o["globs"])),
     "kernel_cmdline": (("params",), {}, lambda o: "boot parameters %s" % " ".join(o["params"])),
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
-    "signing_key": (("path", "fingerprint", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
+    # fingerprints: every key the keyring may hold (the current and the next key during a rotation).
+    "signing_key": (("path", "fingerprints", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
     # Checked only (no task applies them): what a job gets, who can open the GPUs, who else is in their groups.
     "job_environment": (("scope",), {"users": [], "hsa_overrides": {}, "gfx_targets": []},
                         lambda o: "the environment %s get" % ("login shells" if o["scope"] == "login"
@@ -169,6 +175,11 @@ def _checks(obj):
     if kind == "device":
         return [("device_node", {"glob": obj["glob"], "group": obj["group"], "mode": obj["mode"], "required": False},
                  None)]
+    if kind == "uaccess_mask":
+        return [("udev_uaccess", dict(_ownership(obj), path=obj["path"], sources=obj["sources"], vendor=obj["vendor"]),
+                 None)]
+    if kind == "device_acl":
+        return [("device_acl", {"globs": obj["globs"], "vendor": obj["vendor"]}, None)]
     if kind == "kernel_cmdline":
         expect = {"params": obj["params"]}
         if obj.get("grub_file"):
@@ -186,6 +197,7 @@ def _checks(obj):
     if kind == "gpu_partition":
         return [("gpu_partition", {"set": obj["set"], "mode": obj["mode"]}, None)]
     if kind == "signing_key":
-        return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprint": obj["fingerprint"]},
+        return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprints": obj["fingerprints"],
+                                "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False)},
                  None)]
     raise ManagedStateError("%s: no check for kind %s" % (obj["label"], kind))

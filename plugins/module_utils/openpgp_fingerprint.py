@@ -46,7 +46,7 @@ def normalize_fingerprint(text):
 def keyring_fingerprints(data):
     """Fingerprints (upper-case hex) of every primary key in ``data`` (bytes), in file order."""
     if data.lstrip()[:len(ARMOR_BEGIN)] == ARMOR_BEGIN.encode("ascii"):
-        data = dearmor(data.decode("ascii", "replace"))
+        data = dearmor_all(data.decode("ascii", "replace"))
     fingerprints = []
     for tag, body in iter_packets(data):
         if tag == PUBLIC_KEY_TAG:
@@ -122,6 +122,16 @@ def _new_format_body(data, offset):
         return body, offset
 
 
+def dearmor_all(text):
+    """Binary content of every public key block in ``text``, concatenated: apt and gpg read them all, so a key
+    in a second block is a key the file makes trusted."""
+    lines = text.splitlines()
+    starts = [index for index, line in enumerate(lines) if line.strip() == ARMOR_BEGIN]
+    if not starts:
+        raise OpenPgpError("no '%s' line" % ARMOR_BEGIN)
+    return b"".join(_dearmor_block(lines, start) for start in starts)
+
+
 def dearmor(text):
     """Binary content of the first public key block in ``text``; checks the CRC-24 when present."""
     lines = text.splitlines()
@@ -129,6 +139,10 @@ def dearmor(text):
         start = [line.strip() for line in lines].index(ARMOR_BEGIN)
     except ValueError:
         raise OpenPgpError("no '%s' line" % ARMOR_BEGIN) from None
+    return _dearmor_block(lines, start)
+
+
+def _dearmor_block(lines, start):
     payload, checksum, in_headers = [], None, True
     for line in lines[start + 1:]:
         line = line.strip()

@@ -54,9 +54,12 @@ def _line_problems(name, line):
     if not isinstance(line, dict):
         return ["%s: must be a mapping" % where]
     problems = []
+    # The line's name is written into repository files (dnf's and zypper's "amdgpu <line>").
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", str(name)):
+        problems.append("amdgpu driver line %r: the name must be a driver line number like 30.30.3" % str(name))
     if not str(line.get("source") or "").strip():
         problems.append("%s: has no source" % where)
-    if not re.match(r"^[0-9][0-9.]*$", str(line.get("repo_dir") or "")):
+    if not re.fullmatch(r"[0-9][0-9.]*", str(line.get("repo_dir") or "")):
         problems.append("%s: repo_dir %r is not a directory name like 30.10.2" % (where, line.get("repo_dir")))
     module = line.get("kernel_module")
     if module is not None and not _NUMERIC.match(str(module)):

@@ -23,6 +23,10 @@ description:
   - Fails on an option whose value does not fit its argument spec (type, elements, choices, suboptions), naming the
     variable, the expected type and what it got. Only the values of the checked roles' declared options are
     templated; a value that cannot be templated fails, naming the variable.
+  - Fails on a string that the file it is written to cannot hold as a value (a newline, a quote, shell characters
+    where the file is shell or splits words, NUL, over-long), naming the variable's full path
+    (C(kernel_modprobe_options.amdgpu.noretry)) and each character escaped. Each role's C(meta/value_syntax.yml)
+    declares the file syntax per option; the rules are C(plugins/module_utils/value_syntax.py) (docs/value-syntax.md).
   - Changes nothing.
 author:
   - rocm-fleet maintainers (@rocm-fleet)
@@ -35,8 +39,9 @@ options:
     elements: str
   values:
     description:
-      - Also check the values against the specs' types (templated first). False checks the names only, for a check
-        made before the variables the values read exist (preflight's, before its decision).
+      - Also check the values against the specs' types (templated first). False checks the names and the file syntax
+        of the values that can be templated already, for a check made before the variables the other values read
+        exist (preflight's, before its decision); the role's own check takes those.
     type: bool
     default: true
 attributes:

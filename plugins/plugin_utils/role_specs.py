@@ -42,6 +42,25 @@ def read_argument_specs(roles_dir=ROLES_DIR):
     return specs
 
 
+def read_value_syntax(roles_dir=ROLES_DIR):
+    """{role: {option: declaration}} from each role's meta/value_syntax.yml (plugins/module_utils/value_syntax.py)."""
+    declarations = {}
+    for role in sorted(os.listdir(roles_dir)) if os.path.isdir(roles_dir) else []:
+        path = os.path.join(roles_dir, role, "meta", "value_syntax.yml")
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as handle:
+                document = yaml.load(handle, Loader=SAFE_LOADER) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise RoleSpecsError("cannot read %s: %s" % (path, error)) from error
+        options = document.get("value_syntax") if isinstance(document, dict) else None
+        if not isinstance(options, dict):
+            raise RoleSpecsError("%s must map value_syntax to {option: declaration}" % path)
+        declarations[role] = options
+    return declarations
+
+
 def option_names(role, document):
     """Every option name of every entry point in one role's argument_specs.yml."""
     if document is None:

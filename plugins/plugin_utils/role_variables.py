@@ -7,7 +7,9 @@ One definition of the check every role's preflight runs first (through the
 rocm_fleet.core.role_variables action): a role-prefixed name no argument spec
 declares (Ansible would silently ignore it), a list option given as a string
 (argument validation splits "a,b" for its own copy only; the role would see the
-string) and a value that does not fit its option's spec.
+string), a value that does not fit its option's spec, and a string that the
+file it is written to cannot hold as a value (the role's meta/value_syntax.yml
+declares the file syntax per option; plugins/module_utils/value_syntax.py).
 
 role_variable_problems is pure and wants templated values: templated_options
 templates just the values it checks, with the caller's templar.
@@ -26,10 +28,12 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.value_syntax import declared_problems
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import (
     ROLES_DIR,
     SAFE_LOADER,
     read_argument_specs,
+    read_value_syntax,
     unknown_role_vars,
 )
 
@@ -76,10 +80,16 @@ def declared_options(document):
     return options
 
 
-def templated_options(templar, variables, specs, roles=None):
+def read_syntaxes():
+    """{role: {option: declaration}} of this collection's roles (meta/value_syntax.yml)."""
+    return read_value_syntax(ROLES_DIR)
+
+
+def templated_options(templar, variables, specs, roles=None, skip_untemplatable=False):
     """(variables with the checked roles' declared options templated, problems of those that cannot be).
 
-    The other names only count by name, so their values are left as they are.
+    The other names only count by name, so their values are left as they are. ``skip_untemplatable``
+    leaves out, without a problem, a value that cannot be templated yet (it reads preflight_decision).
     """
     declared = set()
     for role in checked_roles(specs, roles):
@@ -90,7 +100,8 @@ def templated_options(templar, variables, specs, roles=None):
             try:
                 value = templar.template(value)
             except AnsibleError as error:
-                problems.append("%s cannot be templated: %s" % (name, error_message(error)))
+                if not skip_untemplatable:
+                    problems.append("%s cannot be templated: %s" % (name, error_message(error)))
                 continue
         templated[name] = value
     return templated, problems
@@ -100,14 +111,17 @@ def error_message(error):
     return to_text(getattr(error, "message", None) or error).strip() or type(error).__name__
 
 
-def role_variable_problems(variables, specs, roles=None, known=None, values=True):
+def role_variable_problems(variables, specs, roles=None, known=None, values=True, syntaxes=None):
     """Messages for each problem of ``variables`` (name to templated value) against ``specs``.
 
     ``specs`` is read_argument_specs' output; ``roles`` limits the check to those
     roles' prefixes and options; ``known`` names role-prefixed results to accept;
-    ``values=False`` checks the names only (before the values can be templated).
+    ``values=False`` checks the names and the file syntax of the values given, not
+    their types (before every value can be templated); ``syntaxes`` is
+    read_value_syntax's output (read from the roles when None).
     """
     roles = checked_roles(specs, roles)
+    syntaxes = read_syntaxes() if syntaxes is None else syntaxes
     problems = ["role %s has no meta/argument_specs.yml" % role for role in roles if role not in specs]
     roles = [role for role in roles if role in specs]
     # Every role's spec decides which role owns a prefix; only the checked roles' names are reported.
@@ -115,10 +129,15 @@ def role_variable_problems(variables, specs, roles=None, known=None, values=True
         if item["role"] in roles:
             problems.append("unknown variable %s, not declared in roles/%s/meta/argument_specs.yml%s" % (
                 item["name"], item["role"], "; did you mean %s?" % item["suggestion"] if item["suggestion"] else ""))
-    for role in roles if values else []:
+    for role in roles:
+        declarations = syntaxes.get(role) or {}
         for name, spec in sorted(declared_options(specs[role]).items()):
-            if name in variables:
-                problems.extend(_value_problems(name, variables[name], spec))
+            if name not in variables:
+                continue
+            type_problems = _value_problems(name, variables[name], spec) if values else []
+            problems.extend(type_problems)
+            if not type_problems and name in declarations:
+                problems.extend(declared_problems(name, variables[name], declarations[name]))
     return problems
 
 

@@ -269,6 +269,28 @@ def test_apt_refuses_a_signature_that_does_not_match(host, mirror, how):
         apt_ok(host, "apt-get update")
 
 
+def test_a_keyring_of_both_rocm_keys_verifies_the_mirror_through_a_key_rotation(host, mirror):
+    """next-key serves both keys (still signing with the current one); rotated-key signs with the next key."""
+    set_mirror_fault(mirror, "next-key")
+    configure_rocm(host, mirror, mirror.rocm_key_url)
+    shown = subprocess.run(["gpg", "--show-keys", "--with-colons", str(host / "etc/apt/keyrings/rocm.gpg")],
+                           capture_output=True, text=True, check=True).stdout
+    fingerprints = [line.split(":")[9] for line in shown.splitlines() if line.startswith("fpr:")]
+    assert fingerprints == [signing.FINGERPRINTS[signing.ROCM_KEY], signing.FINGERPRINTS[signing.ROCM_NEXT_KEY]]
+    apt_ok(host, "apt-get update")
+    set_mirror_fault(mirror, "rotated-key")
+    update = run(host, "apt-get update")
+    assert update.returncode == 0 and "W:" not in update.stdout + update.stderr, update.stdout + update.stderr
+    apt_ok(host, "apt-get install -y -q rocm-core6.4.1")
+    # A host that trusts the current key alone loses the mirror at the switch: the outage the rotation avoids.
+    current_only = signing.dearmor(signing.public_key(signing.ROCM_KEY).read_text())
+    (host / "etc/apt/keyrings/rocm.gpg").write_bytes(current_only)
+    # (apt keeps the indexes it verified before, so it warns and exits 0; nothing new is trusted.)
+    update = run(host, "apt-get update")
+    next_key_id = signing.FINGERPRINTS[signing.ROCM_NEXT_KEY][-16:]
+    assert f"NO_PUBKEY {next_key_id}" in update.stdout + update.stderr, update.stdout + update.stderr
+
+
 def test_missing_package_fails_the_install_with_apts_error(host, mirror):
     configure_rocm(host, mirror, mirror.rocm_key_url)
     set_mirror_fault(mirror, "missing-package:hsa-rocr")

@@ -133,6 +133,8 @@ def render_profile(profile, root):
         render_kfd(profile, tree.write, tree.link, tree.mkdir)
         tree.write("devices/virtual/kfd/kfd/dev", "%d:0\n" % KFD_MAJOR)
         tree.write("devices/virtual/kfd/kfd/uevent", "MAJOR=%d\nMINOR=0\nDEVNAME=kfd\n" % KFD_MAJOR)
+        # As in the kernel's sysfs; udev (udevadm test too) needs it to know the device's subsystem.
+        tree.link("devices/virtual/kfd/kfd/subsystem", "../../../../class/kfd")
         nodes.append(DeviceNode("/dev/kfd", KFD_MAJOR, 0))
         for index in range(len(profile.gpus)):
             for slot in slots[index]:  # none for a GPU whose probe failed

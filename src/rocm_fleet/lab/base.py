@@ -29,6 +29,12 @@ PACKAGES = (
     "kmod",
     "ca-certificates",
     "less",
+    # Every real Debian machine has both (Priority important): the hosts carry the
+    # distribution's own udev rules, which the lab applies (rocm_fleet.lab.udev) and the
+    # real udevadm test judges. Debian 12 ships 70-uaccess.rules and the seat rules in
+    # systemd, not udev. Nothing starts either: the lab's init is PID 1.
+    "udev",
+    "systemd",
 )
 # Commands run inside the new root after debootstrap (chroot, no network needed).
 CUSTOMIZE = (

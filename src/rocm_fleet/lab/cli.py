@@ -29,7 +29,8 @@ def register(subparsers) -> None:
         "fault",
         help="inject a fault",
         description="HOST stop|start|hang-tool TOOL|corrupt-tool TOOL|remove-gpu INDEX|degrade-link I J|"
-        "unload-amdgpu|clear|" + cli_faults.USAGE + ", or: mirror down|up|wrong-key|missing-package:NAME|clear",
+        "unload-amdgpu|clear|" + cli_faults.USAGE
+        + ", or: mirror down|up|wrong-key|next-key|rotated-key|missing-package:NAME|clear",
     )
     fault.add_argument("target", help="a lab host, or 'mirror'")
     fault.add_argument("fault")
@@ -42,7 +43,18 @@ def _require_root() -> None:
         raise SystemExit("rocm-fleet lab: run as root (the lab needs namespaces and mounts)")
 
 
+def _require_lab_keys() -> None:
+    """The lab signs its mirror with keys only a checkout has (built packages carry no secret key)."""
+    from rocm_fleet.lab.mirror import signing
+
+    try:
+        signing.require_secret_keys()
+    except signing.LabKeysMissing as error:
+        raise SystemExit(f"rocm-fleet lab: {error}") from None
+
+
 def _up(args) -> int:
+    _require_lab_keys()
     _require_root()
     result = lab.up(extra_hosts=args.count if args.count is not None else args.hosts)
     for change in result["reinstalled"]:
@@ -101,6 +113,8 @@ def _status(args) -> int:
 def _fault(args) -> int:
     _require_root()
     if args.target == "mirror":
+        if args.fault not in ("down", "up"):  # the others sign the indexes again
+            _require_lab_keys()
         from rocm_fleet.lab import mirror
         from rocm_fleet.lab.mirror.build import lab_mirror_info
 

@@ -31,8 +31,9 @@ LAYER_FILES = {
     "modprobe": ("usr/local/sbin/modprobe", 0o755),
     # /usr/local/bin: the login user's PATH has no sbin, and kmod ships /bin/lsmod too.
     "lsmod": ("usr/local/bin/lsmod", 0o755),
-    # No udev daemon: trigger asks the supervisor to apply the host's rules (rocm_fleet.lab.udev).
-    "udevadm": ("usr/bin/udevadm", 0o755),
+    # No udev daemon: trigger asks the supervisor to apply the host's rules (rocm_fleet.lab.udev);
+    # test and verify run the distribution's real /usr/bin/udevadm, which it does not hide.
+    "udevadm": ("usr/local/sbin/udevadm", 0o755),
 }
 LINKS = {
     "usr/sbin/reboot": "shutdown",

@@ -13,10 +13,11 @@ Only what decides a node's permissions is evaluated:
 * assignments: OWNER, GROUP, MODE with ``=`` (a later rule overrides) and ``:=`` (final).
 
 A rule with a key that needs a program or the udev database (PROGRAM, RESULT, TEST,
-TAG, SYSCTL, ...) as a match is skipped: the lab cannot decide it.
+TAG, SYSCTL, ...) as a match is skipped: the lab cannot decide it. Tags and what they
+queue (the seat's ACL) are the real udev's to judge (rocm_fleet.lab.udev_judge).
 
-The base images have no udev package, yet every real Debian machine has one (it is
-Priority important), so when the host has no 50-udev-default.rules the GPU lines of
+The lab bases carry Debian's udev package, as every real Debian machine does (it is
+Priority important); for a root without it (no 50-udev-default.rules) the GPU lines of
 Debian 12's (udev 252.39-1~deb12u2, /lib/udev/rules.d/50-udev-default.rules) stand in.
 Debian 13's (udev 257.13-1~deb13u1, /usr/lib/udev/rules.d/50-udev-default.rules) has
 the same drm, renderD and kfd lines, so one stand-in serves hosts of both releases.

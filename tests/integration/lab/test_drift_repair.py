@@ -26,6 +26,7 @@ from test_drift import change_labels, check_labels, drift, failed_checks, shell
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 RULES = "/etc/udev/rules.d/70-rocm-fleet-gpu.rules"
+UACCESS = "/etc/udev/rules.d/70-uaccess.rules"
 # host -> [(a command run as root, the check it must fail, the change drift and --check must name)]. Every kind
 # of break on two hosts, one per Debian release: --check and the repair run on those two alone, and drift on all
 # hosts shows that nothing else is flagged.
@@ -44,6 +45,9 @@ BREAKS = {
         ("echo 'deb http://127.0.0.1:1/ jammy main' > /etc/apt/sources.list.d/rocm.list", "ROCM-REPO-001",
          "repo: /etc/apt/sources.list.d/rocm.list"),
         ("gpasswd --delete fleet video", "ROCM-ACCESS-002", "access: fleet in render, video"),
+        # The copy that masks the distribution's uaccess rules, edited by hand: the seat could get the GPUs back.
+        (f"sed -i '/GOTO=\"uaccess_end\"/d' {UACCESS}", "ROCM-ACCESS-008",
+         f"access: {UACCESS} (the distribution's uaccess rules without the AMD render nodes)"),
     ],
 }
 BROKEN = ",".join(BREAKS)

@@ -101,6 +101,9 @@ def test_unlisted_members_are_a_warning_and_with_exclusive_membership_the_remova
 def test_udev_and_adduser_objects_follow_their_switches():
     labels = [obj["label"] for obj in objects(access_adduser_defaults=True)]
     assert labels[2:] == ["access: /etc/udev/rules.d", "access: /etc/udev/rules.d/70-rocm-fleet-gpu.rules",
+                          "access: /etc/udev/rules.d/70-uaccess.rules (the distribution's uaccess rules without the"
+                          " AMD render nodes)",
+                          "access: no ACL on /dev/kfd, /dev/dri/renderD*",
                           "access: /dev/kfd", "access: /dev/dri/renderD*",
                           "access: /etc/adduser.conf ADD_EXTRA_GROUPS", "access: /etc/adduser.conf EXTRA_GROUPS"]
     devices = [obj for obj in objects(access_render_mode="0666") if obj["kind"] == "device"]
@@ -122,5 +125,20 @@ def test_udev_rules_pin_group_and_mode():
     rules = [line for line in text.splitlines() if line and not line.startswith("#")]
     assert rules == [
         'SUBSYSTEM=="kfd", KERNEL=="kfd", GROUP:="render", MODE:="0660"',
-        'SUBSYSTEM=="drm", KERNEL=="renderD*", ATTRS{vendor}=="0x1002", GROUP:="render", MODE:="0666", TAG-="uaccess"',
+        'SUBSYSTEM=="drm", KERNEL=="renderD*", ATTRS{vendor}=="0x1002", GROUP:="render", MODE:="0666"',
     ]
+
+
+def test_the_uaccess_mask_is_derived_in_preflight_from_the_first_distribution_file_found():
+    mask = next(obj for obj in objects() if obj["kind"] == "uaccess_mask")
+    assert (mask["path"], mask["sources"], mask["id"]) == (
+        "/etc/udev/rules.d/70-uaccess.rules",
+        ["/usr/lib/udev/rules.d/70-uaccess.rules", "/lib/udev/rules.d/70-uaccess.rules"], "ROCM-ACCESS-008")
+    task = find_task("access/tasks/preflight.yml", "Read the distribution's uaccess rules")
+    found = {"results": [{"item": "/usr/lib/udev/rules.d/70-uaccess.rules", "stat": {"exists": False}},
+                         {"item": "/lib/udev/rules.d/70-uaccess.rules", "stat": {"exists": True}}]}
+    assert render(task["vars"]["__access_uaccess_source"], __access_uaccess_found=found) == (
+        "/lib/udev/rules.d/70-uaccess.rules")
+    for result in found["results"]:
+        result["stat"]["exists"] = False
+    assert render(task["vars"]["__access_uaccess_source"], __access_uaccess_found=found) == ""

@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import ROLES_DIR, read_argument_specs
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import role_variable_problems
 from conftest import evaluate, find_task, load_yaml, render, render_template
+
+SPECS = read_argument_specs(ROLES_DIR)
 
 VARIABLES = load_yaml("environment/vars/main.yml")["__environment_variables"]
 
@@ -142,6 +146,15 @@ def test_the_base_objects_follow_the_switches():
     assert states["/etc/ld.so.conf.d/rocm.conf"] == "absent"  # /usr needs no linker path
 
 
+def test_names_and_values_that_break_out_of_the_files_are_refused_by_the_one_check():
+    # profile.d and the systemd drop-in: names are identifiers, values have no " or \ or newline (value_syntax.py).
+    for extra in ({"BAD NAME": "1"}, {"X": 'a"b'}, {"X": "a\nb"}, {"X": "a\\b"}):
+        problems = role_variable_problems({"environment_variables": extra}, SPECS, roles=["environment"])
+        assert len(problems) == 1 and problems[0].startswith("environment_variables"), extra
+    fine = {"X": "gfx90a;gfx942", "Y": "$(quoted) `too`"}
+    assert role_variable_problems({"environment_variables": fine}, SPECS, roles=["environment"]) == []
+
+
 @pytest.mark.parametrize(
     ("overrides", "extra", "valid"),
     [
@@ -152,7 +165,6 @@ def test_the_base_objects_follow_the_switches():
         ({"HSA_OVERRIDE": "10.3.0"}, {}, False),
         ({}, {"LD_LIBRARY_PATH": "/opt/rocm/lib"}, False),
         ({}, {"PATH": "/opt/rocm/bin"}, False),
-        ({}, {"BAD NAME": "1"}, False),
     ],
 )
 def test_variable_checks(overrides, extra, valid):

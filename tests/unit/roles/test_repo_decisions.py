@@ -88,11 +88,17 @@ def test_every_family_file_names_its_task_file():
         assert load_yaml(f"repo/tasks/{task_file}.yml")
 
 
-def test_key_check_compares_computed_and_pinned_fingerprints():
-    task = find_task("repo/tasks/signing_key.yml", "Check the key against the pinned fingerprint")
-    assert task["ansible.builtin.assert"]["that"] == "__repo_expected_fingerprint in __repo_key_fingerprints"
-    assert "rocm_fleet.core.openpgp_fingerprints" in task["vars"]["__repo_key_fingerprints"]
-    assert task["vars"]["__repo_expected_fingerprint"] == "{{ __repo_pinned_fingerprint }}"
+def test_key_check_reads_the_shared_verdict():
+    task = find_task("repo/tasks/signing_key.yml", "Check the key against the pinned fingerprints")
+    assert task["ansible.builtin.assert"]["that"] == "__repo_key_verdict.problem is none"
+    verdict = load_yaml("repo/vars/main.yml")["__repo_key_verdict"]
+    assert "rocm_fleet.core.rocm_signing_key_verdict(__repo_pinned_fingerprints)" in verdict
+
+
+def pins(value, lab=False):
+    data = load_yaml("repo/vars/main.yml")
+    return render(data["__repo_pin_decision"], repo_signing_key_fingerprint=value, repo_lab=lab,
+                  __repo_lab_fingerprints=data["__repo_lab_fingerprints"])
 
 
 @pytest.mark.parametrize(
@@ -101,11 +107,34 @@ def test_key_check_compares_computed_and_pinned_fingerprints():
         "CA8B B472 7A47 B4D0 9B4E  E896 9386 B48A 1A69 3C5C",
         "0xca8bb4727a47b4d09b4ee8969386b48a1a693c5c",
         "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C",
+        ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"],
     ],
 )
 def test_pinned_fingerprint_is_normalized(written):
-    expression = load_yaml("repo/vars/main.yml")["__repo_pinned_fingerprint"]
-    assert render(expression, repo_signing_key_fingerprint=written) == "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
+    assert pins(written) == {"pins": ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"], "lab_pins": [], "problem": None}
+
+
+def test_a_rotation_pins_two_keys():
+    decision = pins(["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C", "0x" + "ab" * 20])
+    assert decision["pins"] == ["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C", "AB" * 20]
+    assert decision["problem"] is None
+
+
+def test_the_lab_key_is_refused_outside_the_lab_only():
+    lab_key = "6BB40CEB51EC0E89B75E7214C2CB197087E7408C"
+    refused = pins(["CA8BB4727A47B4D09B4EE8969386B48A1A693C5C", lab_key])
+    assert refused["lab_pins"] == [lab_key]
+    assert refused["problem"].startswith("repo_signing_key_fingerprint lists %s, a signing key of the rocm-fleet lab"
+                                         % lab_key)
+    assert "repo_lab: true" in refused["problem"]
+    assert pins(lab_key, lab=True)["problem"] is None
+
+
+def test_the_pin_check_comes_before_any_change():
+    task = find_task("repo/tasks/preflight.yml",
+                     "Check the pinned signing key fingerprints (a lab key outside the lab is refused)")
+    assert task["ansible.builtin.assert"]["that"] == "repo_source == 'distro' or __repo_pin_decision.problem is none"
+    assert "{{ inventory_hostname }}" in task["ansible.builtin.assert"]["fail_msg"]
 
 
 def test_no_repository_disables_signature_checks():

@@ -1,7 +1,8 @@
-"""The repo role trusts a key installed on an earlier run only while it carries the pinned fingerprint.
+"""The repo role trusts a key installed on an earlier run only while it holds exactly the pinned keys.
 
 A converged host then reads nothing from the key URL, so a mirror that is down
-fails only the hosts that must download packages.
+fails only the hosts that must download packages; a newly pinned key (a rotation)
+makes the host fetch the key again, so the next key arrives before the mirror uses it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from conftest import load_yaml, render
 
 KEYS = Path(__file__).resolve().parents[3] / "src" / "rocm_fleet" / "lab" / "keys"
 REPO_VARS = load_yaml("repo/vars/main.yml")
-# The lab's ROCm key (inventory/lab/group_vars/all/lab_mirror.yml pins it).
+# The lab's ROCm key (inventory/lab/group_vars/all/lab_mirror.yml pins it) and its next key.
 PINNED = "6BB40CEB51EC0E89B75E7214C2CB197087E7408C"
+NEXT = "5A2413C48C8A7F5DE7BB72E41A59AF35C3B49428"
 
 
 def installed(path: Path | None) -> dict:
@@ -24,12 +26,12 @@ def installed(path: Path | None) -> dict:
     return {"content": base64.b64encode(path.read_bytes()).decode()}
 
 
-def pinned(key: dict) -> bool:
+def pinned(key: dict, pins: list[str] | None = None) -> bool:
     return render(
         REPO_VARS["__repo_installed_key_pinned"],
         __repo_installed_key=key,
         __repo_installed_key_text=REPO_VARS["__repo_installed_key_text"],
-        __repo_pinned_fingerprint=PINNED,
+        __repo_pinned_fingerprints=pins or [PINNED],
     )
 
 
@@ -41,6 +43,25 @@ def test_another_key_or_none_is_fetched_again():
     assert pinned(installed(KEYS / "wrong-lab.pub.asc")) is False
     assert pinned(installed(None)) is False
     assert pinned({"skipped": True}) is False
+
+
+def test_a_newly_pinned_key_makes_the_host_fetch_again():
+    assert pinned(installed(KEYS / "rocm-lab.pub.asc"), [PINNED, NEXT]) is False
+    both = {"content": base64.b64encode(
+        (KEYS / "rocm-lab.pub.asc").read_bytes() + (KEYS / "rocm-next-lab.pub.asc").read_bytes()).decode()}
+    assert pinned(both, [PINNED, NEXT]) is True
+    # The rotation ends: the old key is no longer pinned, so the keyring holding it is replaced.
+    assert pinned(both, [NEXT]) is False
+
+
+def test_the_lab_fingerprints_are_those_of_the_lab_keys():
+    """roles/repo/vars/main.yml lists exactly the keys of src/rocm_fleet/lab/keys (their public files define them)."""
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import keyring_fingerprints
+
+    derived = sorted(fingerprint for path in KEYS.glob("*.pub.asc") for fingerprint in keyring_fingerprints(
+        path.read_bytes()))
+    assert sorted(REPO_VARS["__repo_lab_fingerprints"]) == derived
+    assert len(derived) >= 4
 
 
 def test_the_key_path_is_the_family_keyring():

@@ -2,7 +2,8 @@
 
     info = ensure_mirror(state_dir, cache_dir)   # build (cached by a content stamp)
     start_mirror(info); mirror_status(info); stop_mirror(info)
-    set_mirror_fault(info, "wrong-key")           # or "down", "up", "missing-package:<name>", None
+    set_mirror_fault(info, "wrong-key")           # or "next-key", "rotated-key", "down", "up",
+                                                  # "missing-package:<name>", None
     install_distro_source(root, info)             # make a root tree trust its release's Debian subset
 
 See docs/lab-mirror.md.
@@ -59,6 +60,9 @@ def set_mirror_fault(info: MirrorInfo, fault: str | None) -> None:
 
     down / up: stop or start the server (independent of the other faults).
     wrong-key: the AMD repositories' Release files are re-signed with the lab's wrong key.
+    next-key / rotated-key: a key rotation in its two steps. rocm.gpg.key serves the current
+    and the lab's next ROCm key in one block; the AMD repositories stay signed with the
+    current key (next-key), then are re-signed with the next one (rotated-key).
     missing-package:<name>: <name> disappears from every index (its file stays in the
     pool, as on a half-synced mirror). None: republish correctly signed, complete
     indexes and bring a held-down server back.
@@ -72,7 +76,7 @@ def set_mirror_fault(info: MirrorInfo, fault: str | None) -> None:
         down_marker.unlink(missing_ok=True)
         start_mirror(info)
         return
-    if not (fault is None or fault == "wrong-key" or fault.startswith("missing-package:")):
+    if not (fault is None or fault in ("wrong-key", "next-key", "rotated-key") or fault.startswith("missing-package:")):
         raise ValueError(f"unknown mirror fault {fault!r}")
     indexes = json.loads((info.root / "indexes.json").read_text())
     _publish(info, indexes, fault)

@@ -270,9 +270,7 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
         indexes[dist_path].append(stanza)
     for entries in indexes.values():
         entries.sort()
-    keys = www / ROCM_KEY_PATH
-    keys.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(signing.public_key(signing.ROCM_KEY), keys)
+    # rocm.gpg.key is published with the signatures (_publish): a key rotation changes both.
     (www / "lab-keys").mkdir(exist_ok=True)
     shutil.copy2(signing.public_key(signing.DISTRO_KEY), www / DISTRO_KEY_PATH)
     shutil.copy2(signing.public_key(signing.WRONG_KEY), www / WRONG_KEY_PATH)
@@ -293,10 +291,24 @@ def read_fault(info: MirrorInfo) -> str | None:
     return "down" if (info.root / "down").exists() else read_content_fault(info)
 
 
+# The ROCm key that signs the AMD repositories in each content fault (None: the ROCm key).
+AMD_SIGNING_KEY = {"wrong-key": signing.WRONG_KEY, "rotated-key": signing.ROCM_NEXT_KEY}
+# A key rotation in two steps: publish the next key beside the current one, then sign with it.
+SERVES_BOTH_KEYS = ("next-key", "rotated-key")
+
+
 def _publish(info: MirrorInfo, indexes: dict[str, list[str]], fault: str | None) -> None:
     missing = fault.split(":", 1)[1] if fault and fault.startswith("missing-package:") else None
+    amd_key = AMD_SIGNING_KEY.get(fault or "")
+    served_key = info.www / ROCM_KEY_PATH
+    served_key.parent.mkdir(parents=True, exist_ok=True)
     with signing.Signer() as signer:
+        if fault in SERVES_BOTH_KEYS:
+            # Mid-rotation, as a repository moving to a new key serves it: both keys in rocm.gpg.key.
+            served_key.write_text(signer.export([signing.ROCM_KEY, signing.ROCM_NEXT_KEY]))
+        else:
+            shutil.copy2(signing.public_key(signing.ROCM_KEY), served_key)
         for dist in dists():
             stanzas = [s for s in indexes[dist.path] if archive.stanza_package(s) != missing]
-            key = signing.WRONG_KEY if fault == "wrong-key" and dist.key == signing.ROCM_KEY else None
+            key = amd_key if amd_key and dist.key == signing.ROCM_KEY else None
             archive.publish_dist(info.www, dist, stanzas, signer, key)

@@ -1,7 +1,8 @@
 """The lab's committed signing keys and gpg signing of Release files.
 
 The keys are test-only fixtures (see keys/README.md): LAB ONLY, never trust them
-outside the lab.
+outside the lab. Their secret halves live in the checkout only: the wheel and the
+collection carry none (tests/integration/test_artifacts_hold_no_secret_keys.py).
 """
 
 from __future__ import annotations
@@ -18,10 +19,33 @@ FINGERPRINTS = {
     "rocm-lab": "6BB40CEB51EC0E89B75E7214C2CB197087E7408C",
     "distro-lab": "3E760FC66248B784C4AC076BE5EC761947D90E0A",
     "wrong-lab": "FE2E5E8D5C94865FFB27E7FFA4C5A27761A178A5",
+    "rocm-next-lab": "5A2413C48C8A7F5DE7BB72E41A59AF35C3B49428",
 }
 ROCM_KEY = "rocm-lab"
 DISTRO_KEY = "distro-lab"
 WRONG_KEY = "wrong-lab"
+# The ROCm key the mirror moves to in the key-rotation state (docs/lab-mirror.md).
+ROCM_NEXT_KEY = "rocm-next-lab"
+
+
+class LabKeysMissing(RuntimeError):
+    """The lab's secret signing keys are not where the lab code runs from (an installed wheel)."""
+
+
+def missing_secret_keys() -> list[str]:
+    return [name for name in FINGERPRINTS if not secret_key(name).is_file()]
+
+
+def require_secret_keys() -> None:
+    """Fail, naming what to do, where the lab cannot sign its mirror."""
+    missing = missing_secret_keys()
+    if missing:
+        raise LabKeysMissing(
+            f"the lab's secret signing keys ({', '.join(name + '.secret.asc' for name in missing)}) are not in "
+            f"{KEYS_DIR}: built packages of rocm-fleet carry no secret key, because the lab's keys are public "
+            "and must never sign anything outside the lab. Run the lab from a checkout of the repository "
+            "(./dev site, or .venv/bin/rocm-fleet lab up there)."
+        )
 
 
 def public_key(name: str) -> Path:
@@ -47,6 +71,7 @@ class Signer:
     """One gpg home with the lab's secret keys, to sign many Release files in one go."""
 
     def __enter__(self) -> Signer:
+        require_secret_keys()
         self._home = tempfile.TemporaryDirectory(prefix="lab-gpg-")
         self._gpg = [
             "gpg",
@@ -65,6 +90,12 @@ class Signer:
     def __exit__(self, *exc) -> None:
         subprocess.run(["gpgconf", "--homedir", self._home.name, "--kill", "all"], capture_output=True)
         self._home.cleanup()
+
+    def export(self, key_names: list[str]) -> str:
+        """The armored public keys of ``key_names`` in one block (one key file serving several keys)."""
+        fingerprints = [FINGERPRINTS[name] for name in key_names]
+        result = subprocess.run([*self._gpg, "--armor", "--export", *fingerprints], check=True, capture_output=True)
+        return result.stdout.decode("ascii")
 
     def sign(self, release: Path, key_name: str) -> None:
         """Write InRelease (clearsigned) and Release.gpg (detached) next to ``release``."""

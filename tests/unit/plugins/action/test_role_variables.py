@@ -92,3 +92,16 @@ def test_through_ansible_with_extra_vars(extra_vars, words):
     assert "Traceback" not in completed.stdout + completed.stderr, completed.stdout + completed.stderr
     result = helper.localhost_result(completed)
     assert result["failed"] and result["msg"] == "host localhost: " + words
+
+
+def test_a_value_that_breaks_out_of_its_file_fails_naming_host_variable_and_character():
+    result = run({"roles": ["kernel"]}, kernel_modprobe_options={"amdgpu": {"noretry": "0\ninstall amdgpu /bin/sh"}})
+    assert result["failed"] and result["changed"] is False
+    assert result["msg"].startswith("host gpu-01: kernel_modprobe_options.amdgpu.noretry contains '\\n' (newline)")
+
+
+def test_names_only_checks_the_syntax_of_what_can_be_templated_and_leaves_the_rest_to_the_role():
+    result = run({"values": False}, kernel_boot_params=["x`id`"],
+                 kernel_sysctls=trust_as_template("{{ preflight_decision.tuning.sysctls }}"))
+    assert result["failed"] and result["msg"].startswith("host gpu-01: kernel_boot_params[0] contains '`' (backtick)")
+    assert "kernel_sysctls" not in result["msg"]

@@ -61,3 +61,19 @@ def test_truncated_key_fails():
     )
     with pytest.raises(AnsibleFilterError):
         openpgp_fingerprints(truncated)
+
+
+def test_signing_key_filters_wrap_the_shared_decision():
+    from ansible_collections.rocm_fleet.core.plugins.filter.rocm_repo import (
+        rocm_signing_key_current,
+        rocm_signing_key_pins,
+        rocm_signing_key_verdict,
+    )
+
+    rocm, wrong = (KEYS / "rocm-lab.pub.asc").read_text(), (KEYS / "wrong-lab.pub.asc").read_text()
+    pins = rocm_signing_key_pins("6bb4 0ceb 51ec 0e89 b75e 7214 c2cb 1970 87e7 408c", None, None)
+    assert pins == {"pins": ["6BB40CEB51EC0E89B75E7214C2CB197087E7408C"], "lab_pins": [], "problem": None}
+    assert rocm_signing_key_verdict(rocm, pins["pins"])["problem"] is None
+    assert "does not list" in rocm_signing_key_verdict(wrong, pins["pins"])["problem"]
+    assert rocm_signing_key_current(rocm, pins["pins"]) is True
+    assert rocm_signing_key_current(None, pins["pins"]) is False

@@ -74,13 +74,54 @@ def test_wrong_key_in_keyring_fails_naming_both(tmp_path, keys):
     write(tmp_path, KEYRING, keys[1][1])
     result = source(tmp_path, keys)
     assert result["status"] == "fail"
-    assert "holds %s, not the pinned key %s" % (keys[1][0], keys[0][0]) in result["message"]
+    assert "holds %s, which repo_signing_key_fingerprint does not list (it lists %s)" % (
+        keys[1][0], keys[0][0]) in result["message"]
 
 
 def test_extra_key_in_keyring_fails(tmp_path, keys):
     write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
     write(tmp_path, KEYRING, keys[0][1] + keys[1][1])
-    assert "also trusts %s" % keys[1][0] in source(tmp_path, keys)["message"]
+    assert "holds %s, which" % keys[1][0] in source(tmp_path, keys)["message"]
+
+
+@pytest.mark.parametrize("installed", [[0], [1], [0, 1]])
+def test_a_rotation_pins_both_keys_and_either_or_both_pass(tmp_path, keys, installed):
+    """fingerprints (the role's list): the current key, the next one, or both in the keyring all pass."""
+    write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
+    write(tmp_path, KEYRING, b"".join(keys[index][1] for index in installed))
+    values = {"path": "/etc/apt/sources.list.d/rocm.sources", "signed_by": KEYRING, "uris": [URI],
+              "fingerprints": [keys[0][0], keys[1][0]]}
+    result = check(tmp_path, "apt_source", **values)
+    assert result["status"] == "pass", result["message"]
+    assert result["actual"]["keyring_fingerprints"] == [keys[index][0] for index in installed]
+
+
+def test_a_lab_key_passes_only_where_the_item_says_lab(tmp_path, keys):
+    """The repo role's signing_key object passes lab_fingerprints and lab: compliance refuses as preflight does."""
+    write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
+    write(tmp_path, KEYRING, keys[0][1])
+    values = {"path": "/etc/apt/sources.list.d/rocm.sources", "signed_by": KEYRING, "uris": [URI],
+              "fingerprints": [keys[0][0]], "lab_fingerprints": [keys[0][0]]}
+    refused = check(tmp_path, "apt_source", **values)
+    assert refused["status"] == "fail"
+    assert "lists %s, a signing key of the rocm-fleet lab" % keys[0][0] in refused["message"]
+    assert check(tmp_path, "apt_source", lab=True, **values)["status"] == "pass"
+
+
+def test_an_empty_pin_list_fails_instead_of_skipping_the_keyring(tmp_path, keys):
+    write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
+    write(tmp_path, KEYRING, keys[0][1])
+    result = check(tmp_path, "apt_source", path="/etc/apt/sources.list.d/rocm.sources", signed_by=KEYRING,
+                   uris=[URI], fingerprints=[])
+    assert result["status"] == "fail" and "repo_signing_key_fingerprint is empty" in result["message"]
+
+
+def test_a_malformed_pin_is_an_error_of_the_item(tmp_path, keys):
+    write(tmp_path, "/etc/apt/sources.list.d/rocm.sources", DEB822)
+    write(tmp_path, KEYRING, keys[0][1])
+    result = source(tmp_path, keys, fingerprint="not-hex")
+    assert result["status"] == "fail"
+    assert "'not-hex' is not an OpenPGP fingerprint" in result["message"]
 
 
 def test_missing_or_garbage_keyring_fails(tmp_path, keys):

@@ -217,3 +217,14 @@ def test_the_driver_moves_and_the_old_one_goes_first_where_the_manager_cannot_mo
     installed, firmware, driver, manager, downgrade, move
 ):
     assert dkms_move(installed, firmware, driver, manager, downgrade=downgrade) == move
+
+
+def test_a_repo_dir_or_a_line_name_that_would_break_a_repository_file_is_refused():
+    # repo_dir is part of the amdgpu repository's URL, the name of dnf's and zypper's description.
+    drivers = copy.deepcopy(DRIVERS)
+    drivers["30.30.3"]["repo_dir"] = "30.30.3\n"
+    assert "amdgpu driver line 30.30.3: repo_dir '30.30.3\\n' is not a directory name like 30.10.2" in (
+        driver_table_problems(drivers, MATRIX))
+    drivers["30.99\nbaseurl=http://elsewhere"] = dict(DRIVERS["30.30.3"])
+    assert ("amdgpu driver line '30.99\\nbaseurl=http://elsewhere': the name must be a driver line number like 30.30.3"
+            in driver_table_problems(drivers, MATRIX))

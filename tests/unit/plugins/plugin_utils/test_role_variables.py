@@ -125,3 +125,39 @@ def test_each_roles_defaults_pass_the_validation_ansible_runs_on_the_role(role):
                  if name in options and not (isinstance(value, str) and "{{" in value)}
         errors = ArgumentSpecValidator(options).validate(given).error_messages
         assert errors == [], "%s entry point %s: %s" % (role, entry_point, errors)
+
+
+def test_the_issues_injections_are_refused_naming_the_variable_and_the_character():
+    problems = role_variable_problems({
+        "kernel_modprobe_options": {"amdgpu": {"noretry": "0\ninstall amdgpu /bin/sh -c id"}},
+        "environment_variables": {"ROCM_FLEET_T": 'x"\nDefaultEnvironment=LD_PRELOAD=/tmp/x.so'},
+    }, SPECS)
+    assert len(problems) == 2
+    assert problems[0].startswith("environment_variables.ROCM_FLEET_T contains '\"' (double quote), '\\n' (newline)")
+    assert problems[1].startswith("kernel_modprobe_options.amdgpu.noretry contains '\\n' (newline), ' ' (blank)")
+
+
+def test_the_file_syntax_is_checked_only_once_the_type_fits():
+    problems = role_variable_problems({"kernel_boot_params": "a;b"}, SPECS)
+    assert problems == ["kernel_boot_params must be a YAML list, not a string"]
+    assert role_variable_problems({"kernel_boot_params": ["a;b"]}, SPECS)[0].startswith(
+        "kernel_boot_params[0] contains ';' (semicolon)")
+
+
+def test_names_only_still_checks_the_file_syntax_of_the_values_given():
+    problems = role_variable_problems({"access_kfd_mode": '0660", RUN+="/bin/sh', "kernel_sysctl_apply": "x"},
+                                      SPECS, values=False)
+    assert len(problems) == 1 and problems[0].startswith("access_kfd_mode is 20 characters long (at most 4) and "
+                                                         "contains '\"' (double quote), ',', ' ' (blank), 'R', 'U'")
+    assert "other characters, but must be a file mode in a udev rule" in problems[0]
+
+
+def test_the_inventorys_real_values_pass():
+    values = {"kernel_boot_params": ["iommu=pt", "amdgpu.ppfeaturemask=0xffffffff"],
+              "kernel_sysctls": {"kernel.numa_balancing": 0, "vm.max_map_count": 262144},
+              "kernel_modprobe_options": {"amdgpu": {"noretry": 0, "lockup_timeout": "10000,10000"}},
+              "environment_hsa_overrides": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+              "environment_pytorch_rocm_arch": "gfx90a;gfx942", "repo_rocm_base_url": "http://127.0.0.1:8752/rocm/apt",
+              "repo_signing_key_fingerprint": "CA8B B472 7A47 B4D0 9B4E  E896 9386 B48A 1A69 3C5C",
+              "access_users": [{"name": "fleet", "create": False}], "access_gpu_groups": ["render", "video"]}
+    assert role_variable_problems(values, SPECS) == []

@@ -1,0 +1,125 @@
+"""Issue 13 on the lab: only the listed users reach the GPUs, judged by the real udev and by logging in.
+
+- After site.yml the distribution's real udev (``udevadm test`` inside the host, Debian 12 and 13, with
+  all of Debian's rules files and the rendered /sys) tags no AMD render node and not /dev/kfd ``uaccess``
+  and queues no ``uaccess`` builtin, so no seat user gets an ACL; the nodes keep group render and the
+  role's mode. card0 keeps its tag: the judge does see a grant where one happens.
+- A user outside access_users who logs in (SSH, the lab's key authorized as a site would) cannot open
+  /dev/kfd or a render node: EACCES. A listed user gets past the permission check (the lab's nodes have
+  no driver behind them, so that open fails with another errno, or succeeds).
+- An unlisted member of render and a seat-style ACL each let that user in; drift reports them
+  (ROCM-ACCESS-002, ROCM-ACCESS-008) until site.yml takes them away, and the user is refused again.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from lab_helpers import REPO
+from lab_site import run_playbook
+from provision_lab import CREATED_USER, authorize_login_key, login_session, revoke_login_key, sudo
+from test_drift import drift, failed_checks
+
+from rocm_fleet.lab.udev_judge import parse
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+JUDGED = ("mi300x-01", "rx7900xtx-01")  # Debian 12 (systemd 252) and Debian 13 (257)
+HOST = "rx7900xtx-01"
+OUTSIDER = "outsider"
+DEFAULTS = yaml.safe_load((REPO / "roles" / "access" / "defaults" / "main.yml").read_text())
+# Opens each node for reading and writing as the logged-in user; prints "<node> ok" or "<node> <errno name>".
+OPEN_NODES = """python3 - <<'EOF'
+import errno, glob, os
+for node in ["/dev/kfd"] + sorted(glob.glob("/dev/dri/renderD*")):
+    try:
+        os.close(os.open(node, os.O_RDWR))
+        print(node, "ok")
+    except OSError as error:
+        print(node, errno.errorcode[error.errno])
+EOF
+"""
+# The ACL logind gives a seat's user (user::rw, user:UID:rw, group::rw, mask::rw, other::---), set as root.
+SEAT_ACL = """python3 - {uid} {node} <<'EOF'
+import os, struct, sys
+undefined = 0xFFFFFFFF
+entries = [(0x01, 6, undefined), (0x02, 6, int(sys.argv[1])), (0x04, 6, undefined), (0x10, 6, undefined),
+           (0x20, 0, undefined)]
+blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+os.setxattr(sys.argv[2], "system.posix_acl_access", blob)
+EOF
+"""
+
+
+def udevadm_test(lab, host: str, device: str):
+    return parse(sudo(lab, host, f"SYSTEMD_DEVICE_VERIFY_SYSFS=0 SYSTEMD_LOG_LEVEL=debug udevadm test {device} 2>&1"))
+
+
+def group_id(lab, host: str, group: str) -> str:
+    return sudo(lab, host, f"getent group {group}").split(":")[2]
+
+
+def opens(lab, host: str, user: str) -> dict[str, str]:
+    output = login_session(lab, host, user, OPEN_NODES)
+    found = dict(line.split() for line in output.splitlines() if line.startswith("/dev/") and len(line.split()) == 2)
+    assert "/dev/kfd" in found and any(node.startswith("/dev/dri/renderD") for node in found), output
+    return found
+
+
+@pytest.mark.parametrize("host", JUDGED)
+def test_the_real_udev_gives_no_seat_user_an_acl_on_the_gpus(lab, converged_lab, host):
+    assert sudo(lab, host, "test -f /usr/lib/udev/rules.d/70-uaccess.rules && echo present").strip() == "present"
+    render = group_id(lab, host, "render")
+    amd_nodes = sudo(lab, host, "grep -l 0x1002 /sys/class/drm/renderD*/device/vendor").split()
+    devices = {"/sys/class/kfd/kfd": int(DEFAULTS["access_kfd_mode"], 8)}
+    devices.update({path.rsplit("/device/", 1)[0]: int(DEFAULTS["access_render_mode"], 8) for path in amd_nodes})
+    assert len(devices) > 1, amd_nodes
+    for device, mode in devices.items():
+        verdict = udevadm_test(lab, host, device)
+        assert not verdict.uaccess, (host, device, verdict)
+        assert (verdict.group, verdict.mode) == (render, mode), (host, device, verdict.applied)
+    card = udevadm_test(lab, host, "/sys/class/drm/card0")
+    assert "uaccess" in card.tags and "uaccess" in card.run, (host, card)
+
+
+@pytest.fixture
+def outsider(lab, converged_lab):
+    """A user the inventory does not list, who can log in; removed afterwards, with the host converged again."""
+    sudo(lab, HOST, f"useradd --create-home --shell /bin/bash {OUTSIDER}")
+    try:
+        authorize_login_key(lab, HOST, OUTSIDER)
+        authorize_login_key(lab, HOST, CREATED_USER)
+        yield OUTSIDER
+    finally:
+        sudo(lab, HOST, f"userdel --remove {OUTSIDER} 2>/dev/null; true")
+        revoke_login_key(lab, HOST, CREATED_USER)
+        repaired = run_playbook("site.yml", "--limit", HOST)
+        assert repaired.returncode == 0, repaired.tail()
+
+
+def test_only_listed_users_open_the_gpus_and_a_way_around_is_drift_until_site_yml(lab, outsider, tmp_path):
+    refused = opens(lab, HOST, outsider)
+    assert set(refused.values()) == {"EACCES"}, refused
+    listed = opens(lab, HOST, CREATED_USER)
+    assert not {"EACCES", "EPERM"} & set(listed.values()), listed
+
+    # A seat-style ACL on the render node, then membership of render: each lets the outsider past the check.
+    render_node = sorted(node for node in refused if node.startswith("/dev/dri/"))[0]
+    uid = sudo(lab, HOST, f"id -u {outsider}").strip()
+    sudo(lab, HOST, SEAT_ACL.format(uid=uid, node=render_node))
+    granted = opens(lab, HOST, outsider)
+    assert granted[render_node] != "EACCES" and granted["/dev/kfd"] == "EACCES", granted
+    sudo(lab, HOST, f"gpasswd --add {outsider} render")
+    assert "EACCES" not in opens(lab, HOST, outsider).values()
+
+    code, report, result = drift(tmp_path / "broken", "--limit", HOST)
+    found = report["hosts"][HOST]
+    assert code == 2 and failed_checks(found) == {"ROCM-ACCESS-002", "ROCM-ACCESS-008"}, (
+        found["checks"], result.stderr[-2000:])
+    messages = {check["id"]: check["message"] for check in found["checks"] if check["status"] == "fail"}
+    assert outsider in messages["ROCM-ACCESS-002"] and render_node in messages["ROCM-ACCESS-008"], messages
+
+    repair = run_playbook("site.yml", "--limit", HOST)
+    assert repair.returncode == 0, repair.tail()
+    assert set(opens(lab, HOST, outsider).values()) == {"EACCES"}
+    code, report, result = drift(tmp_path / "repaired", "--limit", HOST)
+    assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-2000:])
