@@ -167,20 +167,14 @@ def open_page(path: Path, expressions: dict[str, str], width: int = 1400, height
         if screenshot:
             metrics = pipe.call("Page.getLayoutMetrics", session=session)
             full_height = min(int(metrics["cssContentSize"]["height"]) + 1, 8000)
-            shot = pipe.call(
-                "Page.captureScreenshot",
-                {"format": "png", "captureBeyondViewport": True,
-                 "clip": {"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1}},
-                session=session,
-            )  # fmt: skip
-            result.screenshot = base64.b64decode(shot["data"])
-            small = pipe.call(
-                "Page.captureScreenshot",
-                {"format": "png", "captureBeyondViewport": True,
-                 "clip": {"x": 0, "y": 0, "width": width, "height": full_height, "scale": 0.25}},
-                session=session,
-            )  # fmt: skip
-            result.thumbnail = base64.b64decode(small["data"])
+
+            def capture(scale: float) -> bytes:
+                clip = {"x": 0, "y": 0, "width": width, "height": full_height, "scale": scale}
+                shot = pipe.call("Page.captureScreenshot",
+                                 {"format": "png", "captureBeyondViewport": True, "clip": clip}, session=session)
+                return base64.b64decode(shot["data"])
+
+            result.screenshot, result.thumbnail = capture(1), capture(0.25)
         _collect_errors([event for event in pipe.events if event.get("sessionId") == session], page_url, result)
         pipe.call("Browser.close")
     finally:
