@@ -7,7 +7,8 @@ download, as the lab's other tests get Debian's rocm-smi) and the units. The lab
 runs what rocm-fleet-pull.service runs (its EnvironmentFile and ExecStart, read from the host) and checks the
 units with systemd-analyze verify. Debian's prometheus, on loopback with the shipped rules and 1 s intervals,
 scrapes each host's node_exporter; a changed managed file on one host raises exactly that host's alerts, found
-through the HTTP API, and they clear after site.yml and the next pull run.
+through the HTTP API, and they clear after site.yml and the next pull run; a host whose last report is older than
+two of its check periods raises exactly its stale-report alert.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ DRIFT_COMMAND = "echo 'export HSA_ENABLE_SDMA=0' >> /etc/profile.d/rocm.sh"
 DRIFT_CHECK = "ROCM-ENV-001"
 SERVICE = "/etc/systemd/system/rocm-fleet-pull.service"
 TIMER = "/etc/systemd/system/rocm-fleet-pull.timer"
+INTERVAL_TEXTFILE = "/var/lib/prometheus/node-exporter/rocm_fleet_pull.prom"
 RULES = REPO / "files" / "prometheus" / "rocm-fleet.rules.yml"
 PORTS = range(9300, 9400)  # this test's loopback ports: node_exporters and Prometheus
 NODE_EXPORTER_PIDFILE = "/run/rocm-fleet-test-node-exporter.pid"
@@ -181,10 +183,11 @@ class Prometheus:
         return body["data"]
 
     def alerts(self) -> set[tuple[str, str, str | None]]:
-        """(alert, host, check) of every firing rocm-fleet alert."""
-        return {(alert["labels"]["alertname"], alert["labels"].get("host"), alert["labels"].get("check"))
-                for alert in self.get("/api/v1/alerts")["alerts"]
-                if alert["state"] == "firing" and alert["labels"]["alertname"].startswith("RocmFleet")}
+        """(alert, host, check) of every firing rocm-fleet alert; the stale-report alert names its instance."""
+        return {(labels["alertname"], labels.get("host") or labels["instance"], labels.get("check"))
+                for labels in (alert["labels"] for alert in self.get("/api/v1/alerts")["alerts"]
+                               if alert["state"] == "firing")
+                if labels["alertname"].startswith("RocmFleet")}
 
     def compliant(self) -> dict[str, float]:
         return {sample["metric"]["host"]: float(sample["value"][1])
@@ -268,7 +271,7 @@ def test_units_pass_systemd_analyze_verify(pull_fleet, tmp_path):
     assert result.returncode == 0 and not problems, result.stderr
 
 
-def test_a_drift_on_one_host_raises_its_alerts_in_prometheus_and_site_yml_clears_them(hosts, prometheus):
+def test_a_drift_on_one_host_raises_its_alerts_in_prometheus_and_site_yml_clears_them(hosts, pull_fleet, prometheus):
     started = time.monotonic()
     runs = pull_run(hosts)
     assert {host: (code, report["status"]) for host, (code, report) in runs.items()} == dict.fromkeys(
@@ -292,6 +295,18 @@ def test_a_drift_on_one_host_raises_its_alerts_in_prometheus_and_site_yml_clears
     repaired = time.monotonic()
     assert (code, report["status"]) == (0, "compliant"), report
     cleared = prometheus.wait("the firing alerts", prometheus.alerts, set())
+
+    # A check that stopped: the other host's textfile says it checks every second, so its last report (from
+    # before the repair) is older than two periods. Exactly its stale alert fires; the role's value clears it.
+    other = next(host for host in hosts if host != DRIFTED)
+    root_shell(other, f"sed -i.role 's/^rocm_fleet_pull_interval_seconds .*/rocm_fleet_pull_interval_seconds 1/'"
+                      f" {INTERVAL_TEXTFILE}")
+    try:
+        prometheus.wait("the firing alerts", prometheus.alerts,
+                        {("RocmFleetReportStale", f"127.0.0.1:{pull_fleet[other]}", None)})
+    finally:
+        root_shell(other, f"mv {INTERVAL_TEXTFILE}.role {INTERVAL_TEXTFILE}")  # a rename: never half a file
+    prometheus.wait("the firing alerts", prometheus.alerts, set())
     print(f"alerts raised {raised - drifted:.1f} s after the pull runs ended, cleared {cleared - repaired:.1f} s"
           f" after; the test took {time.monotonic() - started:.0f} s")
 
