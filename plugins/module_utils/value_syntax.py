@@ -120,6 +120,16 @@ SYNTAXES = {
         Syntax("file_mode", "a file mode in a udev rule (octal digits)", 4, allowed="0-7", empty=False),
         Syntax("package_name", "a package name for apt or dnf (letters, digits, + . _ : ~ = * -)", 255,
                allowed="A-Za-z0-9+._:~=*-", shape=r"[A-Za-z0-9].*", shape_hint="a name that starts with a letter"),
+        # Pull mode's unit (rocm-fleet-pull.service): ansible-pull and drift arguments on ExecStart lines, which
+        # systemd splits at blanks and expands $ and % in.
+        Syntax("host_name", "a host name on a unit's command line (letters, digits, _ . -)", 253,
+               allowed="A-Za-z0-9_.-", shape=r"[A-Za-z0-9_].*", shape_hint="a name that starts with a letter or digit",
+               empty=False),
+        Syntax("git_ref", "a git branch or tag on a unit's command line (letters, digits, _ . / -)", 255,
+               allowed="A-Za-z0-9_./-", shape=r"[^-].*", shape_hint="a name that starts without -", empty=False),
+        Syntax("repo_path", "a path inside the site's repository on a unit's command line (letters, digits, _ . / -)",
+               4096, allowed="A-Za-z0-9_./-", shape=r"[^-/].*", shape_hint="a relative path that starts without -",
+               empty=False),
         # amdgpu's current_compute_partition and current_memory_partition (SPX, NPS1...).
         Syntax("partition_mode", "a partition mode written to amdgpu's sysfs (letters and digits)", 16,
                allowed="A-Za-z0-9"),

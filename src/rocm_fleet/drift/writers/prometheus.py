@@ -12,7 +12,10 @@ and ``rocm_fleet_host_unknown_checks`` counts those checks (on a drifted host
 too), so a dashboard can alert on it apart from drift. Warnings never change
 ``compliant``; ``rocm_fleet_host_warnings`` counts them.
 ``rocm_fleet_drift_checks`` counts the checks of the reached hosts by status.
-Every sample has at most one label.
+``rocm_fleet_host_check_failed`` names each failed check of a host (``host`` and
+``check`` labels, value 1), for an alert on one check ID; a check that passes has
+no series, so the series is absent (stale) once the check passes again. Every
+other sample has at most one label.
 """
 
 from __future__ import annotations
@@ -85,10 +88,27 @@ def _host_samples(report: DriftReport) -> dict[str, list[tuple[str, float]]]:
     return samples
 
 
+def _failed_check_samples(report: DriftReport) -> list[tuple[str, float]]:
+    samples = []
+    for name in sorted(report.hosts):
+        host = report.hosts[name]
+        if host.status in ("unreachable", "error"):
+            continue
+        for check_id in sorted({check.id for check in host.failed_checks}):
+            samples.append(('{host="%s",check="%s"}' % (escape_label_value(name), escape_label_value(check_id)), 1))
+    return samples
+
+
 def render_prometheus(report: DriftReport) -> str:
     lines: list[str] = []
     for name, samples in _host_samples(report).items():
         _family(lines, name, HOST_METRICS[name], samples)
+    _family(
+        lines,
+        "rocm_fleet_host_check_failed",
+        "1 for each compliance check that failed or errored on the host, by check ID (absent when it passes).",
+        _failed_check_samples(report),
+    )
     summary = report.summary()
     _family(
         lines,

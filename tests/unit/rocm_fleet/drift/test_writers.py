@@ -132,8 +132,8 @@ def _parse_prometheus(text: str) -> dict[tuple[str, str | None], float]:
             assert kind == "gauge"
             typed.add(name)
             continue
-        if line.startswith("# HELP "):
-            continue
+        if line.startswith("# HELP ") or line.startswith("rocm_fleet_host_check_failed{"):
+            continue  # the one two-label family: test_prometheus_names_each_failed_check_of_a_reached_host
         match = SAMPLE.match(line)
         assert match, line
         name, _label, value, number = match.groups()
@@ -323,3 +323,13 @@ def test_html_never_shows_an_unverified_host_green_and_shows_every_warning():
     assert "<h3>Checks: 4 of 7 pass, 1 fail, 1 unknown, 1 warn</h3>" in page
     assert '<div class="card unverified"><b>1</b>' in page and '<div class="card warnings"><b>2</b>' in page
     assert ".cell-unknown {" in page and ".badge.unverified {" in page
+
+
+def test_prometheus_names_each_failed_check_of_a_reached_host():
+    text = render_prometheus(three_host_report())
+    failed = sorted(line for line in text.splitlines() if line.startswith("rocm_fleet_host_check_failed{"))
+    assert failed == [
+        'rocm_fleet_host_check_failed{host="gpu-mi300x-02",check="ROCM-TOPO-001"} 1',
+        'rocm_fleet_host_check_failed{host="gpu-mi300x-02",check="ROCM-VER-001"} 1',
+    ]  # the waived check of gpu-mi300x-01 and the unreachable host have none
+    assert text.count("# TYPE rocm_fleet_host_check_failed gauge") == 1

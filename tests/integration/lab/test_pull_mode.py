@@ -1,0 +1,319 @@
+"""Pull mode on the lab: each host checks itself, node_exporter serves its metrics, a real Prometheus alerts.
+
+Two hosts (one Debian 12, one Debian 13) get playbooks/pull.yml (roles/pull): the check's Python packages from
+a wheelhouse built here (pip download for each host's Python, the rocm-fleet wheel of this checkout), the
+collection tarball ansible-galaxy builds, Debian's prometheus-node-exporter (downloaded here with apt-get
+download, as the lab's other tests get Debian's rocm-smi) and the units. The lab runs no systemd, so the test
+runs what rocm-fleet-pull.service runs (its EnvironmentFile and ExecStart, read from the host) and checks the
+units with systemd-analyze verify. Debian's prometheus, on loopback with the shipped rules and 1 s intervals,
+scrapes each host's node_exporter; a changed managed file on one host raises exactly that host's alerts, found
+through the HTTP API, and they clear after site.yml and the next pull run; a host whose last report is older than
+two of its check periods raises exactly its stale-report alert.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.release import __version__ as ansible_core_version
+from lab_ansible import BIN, LAB_INVENTORY, adhoc
+from lab_helpers import REPO
+from lab_site import run_playbook
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+HOSTS = ("mi300x-01", "rx7900xtx-01")
+DRIFTED = "mi300x-01"
+# A managed file changed by hand (roles/environment, ROCM-ENV-001), as test_drift.py changes it.
+DRIFT_COMMAND = "echo 'export HSA_ENABLE_SDMA=0' >> /etc/profile.d/rocm.sh"
+DRIFT_CHECK = "ROCM-ENV-001"
+SERVICE = "/etc/systemd/system/rocm-fleet-pull.service"
+TIMER = "/etc/systemd/system/rocm-fleet-pull.timer"
+INTERVAL_TEXTFILE = "/var/lib/prometheus/node-exporter/rocm_fleet_pull.prom"
+RULES = REPO / "files" / "prometheus" / "rocm-fleet.rules.yml"
+PORTS = range(9300, 9400)  # this test's loopback ports: node_exporters and Prometheus
+NODE_EXPORTER_PIDFILE = "/run/rocm-fleet-test-node-exporter.pid"
+
+
+def free_port(taken: set[int]) -> int:
+    for port in PORTS:
+        if port in taken:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        taken.add(port)
+        return port
+    raise AssertionError(f"no free loopback port in {PORTS}")
+
+
+def shell(host: str, command: str, timeout: float = 600) -> dict:
+    return adhoc(host, "ansible.builtin.shell", command, timeout=timeout)[host]
+
+
+def root_shell(host: str, command: str) -> str:
+    result = shell(host, command)
+    assert not result.get("failed"), (host, command, result.get("stderr") or result.get("msg"))
+    return result["stdout"]
+
+
+@pytest.fixture(scope="module")
+def hosts(compliant_lab) -> tuple[str, ...]:
+    inventory = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(LAB_INVENTORY), "--list"],
+                               capture_output=True, text=True, check=True)
+    known = set(json.loads(inventory.stdout)["_meta"]["hostvars"])
+    missing = [host for host in HOSTS if host not in known]
+    assert not missing, f"{LAB_INVENTORY} lacks {missing}"
+    return HOSTS
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(hosts, tmp_path_factory) -> Path:
+    """<dir>/<python version>/: what the check needs, for each Python the hosts run (as a site builds it)."""
+    started = time.monotonic()
+    directory = tmp_path_factory.mktemp("wheelhouse")
+    built = tmp_path_factory.mktemp("rocm-fleet-wheel")
+    subprocess.run([str(BIN / "pip"), "wheel", "--quiet", "--no-deps", "-w", str(built), str(REPO)],
+                   check=True, capture_output=True, text=True, timeout=600)
+    versions = {root_shell(host, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").strip()
+                for host in hosts}
+    runner = importlib.metadata.version("ansible-runner")
+    for version in sorted(versions):
+        target = directory / version
+        subprocess.run(
+            [str(BIN / "pip"), "download", "--quiet", "--only-binary=:all:", "--python-version", version,
+             "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64",
+             "--platform", "manylinux_2_28_x86_64", "-d", str(target),
+             f"ansible-core=={ansible_core_version}", f"ansible-runner=={runner}", "pip"],
+            check=True, capture_output=True, text=True, timeout=600)
+        for wheel in built.glob("*.whl"):
+            shutil.copy2(wheel, target)
+    print(f"wheelhouse for Python {', '.join(sorted(versions))} built in {time.monotonic() - started:.0f} s")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def collection_tarball(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("collection")
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(directory), str(REPO)],
+                   cwd=REPO, check=True, capture_output=True, text=True, timeout=300)
+    return next(directory.glob("rocm_fleet-core-*.tar.gz"))
+
+
+@pytest.fixture(scope="module")
+def node_exporter_deb(tmp_path_factory) -> Path:
+    """Debian's prometheus-node-exporter (the lab mirror serves only what the ROCm packages need)."""
+    cached = sorted(Path("/var/cache/apt/archives").glob("prometheus-node-exporter_*.deb"))
+    if cached:
+        return cached[-1]
+    directory = tmp_path_factory.mktemp("debs")
+    subprocess.run(["apt-get", "download", "prometheus-node-exporter"], cwd=directory, check=True,
+                   capture_output=True, text=True, timeout=300)
+    return next(directory.glob("*.deb"))
+
+
+def pull_playbook(hosts, wheelhouse: Path, tarball: Path, *args: str):
+    return run_playbook("playbooks/pull.yml", "--limit", ",".join(hosts), "-e", f"pull_wheelhouse={wheelhouse}",
+                        "-e", f"pull_collection_tarball={tarball}", *args)
+
+
+@pytest.fixture(scope="module")
+def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
+    """The hosts in pull mode, each serving its textfile through its own node_exporter; {host: exporter port}."""
+    seconds = {}
+    for host in hosts:
+        adhoc(host, "ansible.builtin.copy", f"src={node_exporter_deb} dest=/tmp/{node_exporter_deb.name}")
+        root_shell(host, f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "
+                         f"/tmp/{node_exporter_deb.name}")
+    # --check first, on hosts that have never been in pull mode: every change shown, none made.
+    started = time.monotonic()
+    check = pull_playbook(hosts, wheelhouse, collection_tarball, "--check", "--diff")
+    seconds["check run (fresh hosts)"] = time.monotonic() - started
+    assert check.returncode == 0, check.tail()
+    assert all(check.recap[host]["changed"] > 0 for host in hosts), check.recap
+    assert "+ExecStart=/usr/bin/python3 -m rocm_fleet.cli drift" in check.output
+    for host in hosts:
+        assert root_shell(host, f"ls /opt/rocm-fleet {SERVICE} 2>&1 || true").count("No such file") == 2
+    started = time.monotonic()
+    first = pull_playbook(hosts, wheelhouse, collection_tarball)
+    seconds["first run"] = time.monotonic() - started
+    assert first.returncode == 0, first.tail()
+    started = time.monotonic()
+    second = pull_playbook(hosts, wheelhouse, collection_tarball)
+    seconds["second run"] = time.monotonic() - started
+    assert second.returncode == 0, second.tail()
+    assert {host: second.recap[host]["changed"] for host in hosts} == dict.fromkeys(hosts, 0), second.changed_tasks
+    assert "systemd does not run this host" in first.output  # the lab: units written, timer not enabled
+    taken: set[int] = set()
+    ports = {host: free_port(taken) for host in hosts}
+    for host, port in ports.items():
+        # As Debian's unit starts it, plus only the textfile collector (Debian's default directory) to save CPU.
+        root_shell(host, f"setsid prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
+                         " --collector.disable-defaults --collector.textfile"
+                         " </dev/null >/var/log/rocm-fleet-test-node-exporter.log 2>&1 &"
+                         f" echo $! > {NODE_EXPORTER_PIDFILE}")
+    print("pull.yml: " + ", ".join(f"{name} {value:.0f} s" for name, value in seconds.items()))
+    yield ports
+    for host in hosts:
+        shell(host, f"kill $(cat {NODE_EXPORTER_PIDFILE}) && rm -f {NODE_EXPORTER_PIDFILE}")
+
+
+class Prometheus:
+    def __init__(self, port: int):
+        self.url = f"http://127.0.0.1:{port}"
+
+    def get(self, path: str, **params) -> dict:
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
+        with urllib.request.urlopen(f"{self.url}{path}{query}", timeout=5) as response:
+            body = json.load(response)
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def alerts(self) -> set[tuple[str, str, str | None]]:
+        """(alert, host, check) of every firing rocm-fleet alert; the stale-report alert names its instance."""
+        return {(labels["alertname"], labels.get("host") or labels["instance"], labels.get("check"))
+                for labels in (alert["labels"] for alert in self.get("/api/v1/alerts")["alerts"]
+                               if alert["state"] == "firing")
+                if labels["alertname"].startswith("RocmFleet")}
+
+    def compliant(self) -> dict[str, float]:
+        return {sample["metric"]["host"]: float(sample["value"][1])
+                for sample in self.get("/api/v1/query", query="rocm_fleet_host_compliant")["result"]}
+
+    def wait(self, what: str, read, expected, timeout: float = 60):
+        deadline, seen = time.monotonic() + timeout, None
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError, AssertionError):
+                seen = read()
+                if seen == expected:
+                    return time.monotonic()
+            time.sleep(0.5)
+        raise AssertionError(f"Prometheus: {what} is {seen!r}, not {expected!r}, after {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def prometheus(pull_fleet, tmp_path_factory):
+    """Debian's prometheus on loopback: 1 s scrapes and rule evaluations, the shipped rules."""
+    directory = tmp_path_factory.mktemp("prometheus")
+    port = free_port(set(pull_fleet.values()))
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(RULES)],
+        "scrape_configs": [{"job_name": "node", "static_configs": [
+            {"targets": [f"127.0.0.1:{node_port}" for node_port in pull_fleet.values()]}]}],
+    }
+    (directory / "prometheus.yml").write_text(yaml.safe_dump(config))
+    log = (directory / "prometheus.log").open("w")
+    server = subprocess.Popen(
+        [shutil.which("prometheus") or "/usr/bin/prometheus", f"--config.file={directory / 'prometheus.yml'}",
+         f"--storage.tsdb.path={directory / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=log, stderr=subprocess.STDOUT)
+    client = Prometheus(port)
+    try:
+        client.wait("readiness", lambda: urllib.request.urlopen(f"{client.url}/-/ready", timeout=2).status, 200, 30)
+        yield client
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+# What systemd does for rocm-fleet-pull.service, read by the host from its own unit: make the State- and
+# CacheDirectory, read the EnvironmentFile, run each ExecStartPre and the ExecStart (the role admits only values
+# that systemd and sh split alike). Prints the ExecStart's exit status.
+UNIT_RUN = "; ".join([
+    f"unit={SERVICE}",
+    'get() { sed -n "s/^$1=//p" "$unit"; }',
+    'mkdir -p "/var/lib/$(get StateDirectory)" "/var/cache/$(get CacheDirectory)"',
+    'set -a', '. "$(get EnvironmentFile)"', 'set +a', 'cd /',
+    'get ExecStartPre | while read -r line; do eval "$line" || exit 1; done || exit 1',
+    'eval "$(get ExecStart)"', 'echo "pull-exit=$?"',
+])
+
+
+def pull_run(hosts: tuple[str, ...]) -> dict[str, tuple[int, dict]]:
+    """Run the service's command on every host at once; {host: (exit status, drift.json)}."""
+    results = adhoc(",".join(hosts), "ansible.builtin.shell",
+                    f"{UNIT_RUN}; cat /var/lib/rocm-fleet/pull/drift.json", timeout=600)
+    runs = {}
+    for host in hosts:
+        output = results[host].get("stdout", "")
+        assert "pull-exit=" in output, results[host]
+        status, report = output.rsplit("pull-exit=", 1)[1].split("\n", 1)
+        runs[host] = (int(status), json.loads(report)["hosts"][host])
+    return runs
+
+
+def test_units_pass_systemd_analyze_verify(pull_fleet, tmp_path):
+    if not shutil.which("systemd-analyze"):
+        pytest.fail("systemd-analyze is missing: ./dev installs systemd")
+    for unit in (SERVICE, TIMER):
+        (tmp_path / Path(unit).name).write_text(root_shell(HOSTS[0], f"cat {unit}"))
+    service = (tmp_path / "rocm-fleet-pull.service").read_text()
+    assert "RandomizedDelaySec" in (tmp_path / "rocm-fleet-pull.timer").read_text()
+    assert f"--limit {HOSTS[0]} " in service and "--textfile-dir /var/lib/prometheus/node-exporter" in service
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", *map(str, sorted(tmp_path.iterdir()))],
+                            capture_output=True, text=True, timeout=120)
+    problems = [line for line in result.stderr.splitlines() if "rocm-fleet-pull" in line]
+    assert result.returncode == 0 and not problems, result.stderr
+
+
+def test_a_drift_on_one_host_raises_its_alerts_in_prometheus_and_site_yml_clears_them(hosts, pull_fleet, prometheus):
+    started = time.monotonic()
+    runs = pull_run(hosts)
+    assert {host: (code, report["status"]) for host, (code, report) in runs.items()} == dict.fromkeys(
+        hosts, (0, "compliant")), runs
+    prometheus.wait("rocm_fleet_host_compliant", prometheus.compliant, dict.fromkeys(hosts, 1.0))
+    prometheus.wait("the firing alerts", prometheus.alerts, set())
+
+    root_shell(DRIFTED, DRIFT_COMMAND)
+    try:
+        runs = pull_run(hosts)
+        drifted = time.monotonic()
+        assert {host: code for host, (code, _) in runs.items()} == {h: 2 if h == DRIFTED else 0 for h in hosts}
+        assert [check["id"] for check in runs[DRIFTED][1]["checks"] if check["status"] == "fail"] == [DRIFT_CHECK]
+        expected = {("RocmFleetHostNotCompliant", DRIFTED, None), ("RocmFleetCheckFailed", DRIFTED, DRIFT_CHECK)}
+        raised = prometheus.wait("the firing alerts", prometheus.alerts, expected)
+        assert prometheus.compliant() == {host: 0.0 if host == DRIFTED else 1.0 for host in hosts}
+    finally:
+        repair = run_playbook("site.yml", "--limit", DRIFTED)
+    assert repair.returncode == 0, repair.tail()
+    code, report = pull_run((DRIFTED,))[DRIFTED]
+    repaired = time.monotonic()
+    assert (code, report["status"]) == (0, "compliant"), report
+    cleared = prometheus.wait("the firing alerts", prometheus.alerts, set())
+
+    # A check that stopped: the other host's textfile says it checks every second, so its last report (from
+    # before the repair) is older than two periods. Exactly its stale alert fires; the role's value clears it.
+    other = next(host for host in hosts if host != DRIFTED)
+    root_shell(other, f"sed -i.role 's/^rocm_fleet_pull_interval_seconds .*/rocm_fleet_pull_interval_seconds 1/'"
+                      f" {INTERVAL_TEXTFILE}")
+    try:
+        prometheus.wait("the firing alerts", prometheus.alerts,
+                        {("RocmFleetReportStale", f"127.0.0.1:{pull_fleet[other]}", None)})
+    finally:
+        root_shell(other, f"mv {INTERVAL_TEXTFILE}.role {INTERVAL_TEXTFILE}")  # a rename: never half a file
+    prometheus.wait("the firing alerts", prometheus.alerts, set())
+    print(f"alerts raised {raised - drifted:.1f} s after the pull runs ended, cleared {cleared - repaired:.1f} s"
+          f" after; the test took {time.monotonic() - started:.0f} s")
+
+
+def test_the_service_command_is_the_one_the_issue_describes(hosts):
+    """The check runs against the host itself: local connection, the host's own name, nothing sent anywhere."""
+    [command] = [line.split("=", 1)[1] for line in root_shell(hosts[0], f"cat {SERVICE}").splitlines()
+                 if line.startswith("ExecStart=")]
+    assert shlex.split(command)[:4] == ["/usr/bin/python3", "-m", "rocm_fleet.cli", "drift"]
+    assert yaml.safe_load(root_shell(hosts[0], "cat /etc/rocm-fleet/pull/local.yml"))["ansible_connection"] == "local"
