@@ -10,6 +10,7 @@ with one site.yml run limited to the changed hosts.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -203,3 +204,33 @@ def test_an_unreachable_host_exits_3_and_the_others_are_checked_then_all_is_rest
     assert restore.returncode == 0, restore.tail()
     code, report, result = drift(tmp_path / "after")
     assert code == 0, {h: failed_checks(r) for h, r in report.get("hosts", {}).items()}
+
+
+def test_the_declared_state_cache_serves_an_unchanged_host_and_never_an_edited_inventory(compliant_lab, tmp_path):
+    """A nightly drift reads each host's declared state from the run before; an inventory edit renders it again."""
+    host = "w7900-01"
+    inventory = tmp_path / "inventory"
+    shutil.copytree(LAB_INVENTORY, inventory)
+    caches = {"ROCM_FLEET_FACT_CACHE": str(tmp_path / "facts"), "ROCM_FLEET_STATE_CACHE": str(tmp_path / "state")}
+
+    def run() -> tuple[str, set[str], float, subprocess.CompletedProcess]:
+        out = tmp_path / "report"
+        result = subprocess.run(
+            [str(BIN / "rocm-fleet"), "drift", "-i", str(inventory), "--limit", host, "--output-dir", str(out)],
+            cwd=REPO, env=ansible_env(caches), capture_output=True, text=True, timeout=600)
+        report = json.loads((out / "drift.json").read_text())["hosts"][host]
+        [entry] = (tmp_path / "state").glob(f"{host}-*.json")
+        return report["status"], failed_checks(report), json.loads(entry.read_text())["stored"], result
+
+    first, served = run(), run()
+    assert first[:2] == served[:2] == ("compliant", set()), first[3].stderr[-2000:]
+    assert served[2] == first[2]  # the second run rendered nothing: the entry is the first run's
+    # The site declares one more variable for the host: its profile must hold it, so the state is rendered again.
+    (inventory / "host_vars").mkdir(exist_ok=True)
+    (inventory / "host_vars" / f"{host}.yml").write_text("environment_variables:\n  MIOPEN_USER_DB_PATH: /scratch\n")
+    edited = run()
+    # The profile and the systemd drop-in lack it (and what checks the environment a job gets, if anything).
+    assert edited[0] == "drift" and {"ROCM-ENV-001", "ROCM-ENV-002"} <= edited[1], edited[3].stderr[-2000:]
+    assert all(check.startswith("ROCM-ENV-") for check in edited[1]) and edited[2] > first[2], edited[1]
+    (inventory / "host_vars" / f"{host}.yml").unlink()
+    assert run()[:2] == ("compliant", set())
