@@ -14,7 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# A checkout other than the one this code runs from (a benchmark's worktree, a test's copy).
+# A checkout other than the one this code runs from (a benchmark's worktree, a test's copy), or an
+# installed rocm_fleet.core (pull mode's, from the tarball: <path>/ansible_collections/rocm_fleet/core).
 ROOT_VARIABLE = "ROCM_FLEET_COLLECTION_ROOT"
 COLLECTION_DIR = Path("ansible_collections", "rocm_fleet", "core")
 # Relative to the package: setup.py's build_py writes the built collection here in the wheel.
@@ -32,16 +33,22 @@ class Collection:
     checkout: Path | None  # the git checkout, when run from one
 
 
+def _installed(path: Path) -> bool:
+    """An installed collection: <collections path>/ansible_collections/rocm_fleet/core with its MANIFEST.json."""
+    return (path / "MANIFEST.json").is_file() and path.parts[-3:] == COLLECTION_DIR.parts
+
+
 def checkout() -> Path | None:
-    """The checkout this code runs from, or None when it runs installed (site-packages)."""
+    """The checkout this code runs from, or None when it runs installed (site-packages, or a named collection)."""
     override = os.environ.get(ROOT_VARIABLE)
     root = Path(override).resolve() if override else Path(__file__).resolve().parents[2]
     if (root / "galaxy.yml").is_file() and (root / "collections" / COLLECTION_DIR).is_dir():
         return root
-    if override:
+    if override and not _installed(root):
         raise NotInstalled(
-            f"{ROOT_VARIABLE}={override} is not a checkout of rocm-fleet (no galaxy.yml and"
-            f" collections/{COLLECTION_DIR} there): name the root of a checkout, or unset it"
+            f"{ROOT_VARIABLE}={override} is neither a checkout of rocm-fleet (galaxy.yml and"
+            f" collections/{COLLECTION_DIR} there) nor an installed collection (a {COLLECTION_DIR} directory with"
+            " its MANIFEST.json): name one of them, or unset it"
         )
     return None
 
@@ -51,6 +58,10 @@ def locate() -> Collection:
     root = checkout()
     if root:
         return Collection(root=root, collections_path=root / "collections", checkout=root)
+    override = os.environ.get(ROOT_VARIABLE)
+    if override:  # an installed collection: checkout() refused anything else
+        named = Path(override).resolve()
+        return Collection(root=named, collections_path=named.parents[2], checkout=None)
     bundled = BUNDLED_COLLECTIONS_PATH / COLLECTION_DIR
     if (bundled / "MANIFEST.json").is_file():
         return Collection(root=bundled, collections_path=BUNDLED_COLLECTIONS_PATH, checkout=None)

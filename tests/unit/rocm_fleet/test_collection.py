@@ -49,8 +49,23 @@ def test_installed_without_the_bundled_copy_it_says_what_to_do(installed):
 
 def test_a_root_variable_that_names_no_checkout_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv(collection.ROOT_VARIABLE, str(tmp_path))
-    with pytest.raises(collection.NotInstalled, match=f"{collection.ROOT_VARIABLE}={tmp_path} is not a checkout"):
+    with pytest.raises(collection.NotInstalled, match=f"{collection.ROOT_VARIABLE}={tmp_path} is neither a checkout"):
         collection.locate()
+    # A directory with a MANIFEST.json that is not rocm_fleet/core under ansible_collections is no collection either.
+    (tmp_path / "MANIFEST.json").write_text("{}")
+    with pytest.raises(collection.NotInstalled, match="nor an installed collection"):
+        collection.locate()
+
+
+def test_the_root_variable_names_an_installed_collection(tmp_path, monkeypatch):
+    """Pull mode names the collection it installed from the tarball (roles/pull: the service's environment)."""
+    installed = tmp_path / "collections" / collection.COLLECTION_DIR
+    installed.mkdir(parents=True)
+    (installed / "MANIFEST.json").write_text("{}")
+    monkeypatch.setenv(collection.ROOT_VARIABLE, str(installed))
+    assert collection.locate() == collection.Collection(root=installed, collections_path=tmp_path / "collections",
+                                                        checkout=None)
+    assert collection.checkout() is None
 
 
 def test_the_root_variable_names_another_checkout(tmp_path, monkeypatch):
