@@ -87,7 +87,7 @@ def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> None:
     ansible(env, inventory, pattern, "ansible.builtin.copy", f"src={deb} dest=/tmp/{deb.name}")
     ansible(env, inventory, pattern, "ansible.builtin.apt", f"deb=/tmp/{deb.name}")
     result = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), "playbooks/pull.yml", "--limit",
-                             pattern, "-f", "64", "-e", f"pull_wheelhouse={wheelhouse}",
+                             pattern, "-f", "64", "-e", "rocm_fleet_pull_hosts=scale_hosts", "-e", f"pull_wheelhouse={wheelhouse}",
                              "-e", f"pull_collection_tarball={tarball}"],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=7200)
     if result.returncode != 0:
@@ -100,6 +100,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=lambda text: [int(part) for part in text.split(",")], default=[16, 64, 128])
     parser.add_argument("--inventory", type=Path, help="an inventory with the scale hosts (default: built)")
     parser.add_argument("--json", help="also write the figures here (- : the last line of standard output)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a size may take to be known")
     args = parser.parse_args()
     env = lab_env()
     if env is None:
@@ -130,8 +131,9 @@ def main() -> int:
                         f"{UNIT_RUN} >/var/log/rocm-fleet-bench-pull.log 2>&1", "-B", "3600", "-P", "0")
                 after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
                 while fresh_reports(PROMETHEUS_PORT, since) < size:
-                    if time.monotonic() - started > 3600:
-                        raise SystemExit(f"{size} hosts: not every report reached Prometheus in an hour")
+                    if time.monotonic() - started > args.timeout:
+                        raise SystemExit(f"{size} hosts: not every report reached Prometheus in {args.timeout:.0f} s"
+                                         " (/var/log/rocm-fleet-bench-pull.log on a host says why)")
                     time.sleep(1)
                 known = time.monotonic() - started
                 fired = (after_children.ru_utime - before_children.ru_utime
