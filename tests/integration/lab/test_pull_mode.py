@@ -14,7 +14,6 @@ two of its check periods raises exactly its stale-report alert.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import json
 import shlex
 import shutil
@@ -27,10 +26,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible.release import __version__ as ansible_core_version
 from lab_ansible import BIN, LAB_INVENTORY, adhoc
 from lab_helpers import REPO
 from lab_site import run_playbook
+
+from rocm_fleet.lab.pull import (
+    REPORT,
+    SERVICE,
+    UNIT_RUN,
+    build_collection,
+    build_wheelhouse,
+    node_exporter_command,
+    start_prometheus,
+)
+from rocm_fleet.lab.pull import node_exporter_deb as node_exporter_package
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 HOSTS = ("mi300x-01", "rx7900xtx-01")
@@ -38,7 +47,6 @@ DRIFTED = "mi300x-01"
 # A managed file changed by hand (roles/environment, ROCM-ENV-001), as test_drift.py changes it.
 DRIFT_COMMAND = "echo 'export HSA_ENABLE_SDMA=0' >> /etc/profile.d/rocm.sh"
 DRIFT_CHECK = "ROCM-ENV-001"
-SERVICE = "/etc/systemd/system/rocm-fleet-pull.service"
 TIMER = "/etc/systemd/system/rocm-fleet-pull.timer"
 INTERVAL_TEXTFILE = "/var/lib/prometheus/node-exporter/rocm_fleet_pull.prom"
 RULES = REPO / "files" / "prometheus" / "rocm-fleet.rules.yml"
@@ -84,45 +92,21 @@ def hosts(compliant_lab) -> tuple[str, ...]:
 def wheelhouse(hosts, tmp_path_factory) -> Path:
     """<dir>/<python version>/: what the check needs, for each Python the hosts run (as a site builds it)."""
     started = time.monotonic()
-    directory = tmp_path_factory.mktemp("wheelhouse")
-    built = tmp_path_factory.mktemp("rocm-fleet-wheel")
-    subprocess.run([str(BIN / "pip"), "wheel", "--quiet", "--no-deps", "-w", str(built), str(REPO)],
-                   check=True, capture_output=True, text=True, timeout=600)
     versions = {root_shell(host, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").strip()
                 for host in hosts}
-    runner = importlib.metadata.version("ansible-runner")
-    for version in sorted(versions):
-        target = directory / version
-        subprocess.run(
-            [str(BIN / "pip"), "download", "--quiet", "--only-binary=:all:", "--python-version", version,
-             "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64",
-             "--platform", "manylinux_2_28_x86_64", "-d", str(target),
-             f"ansible-core=={ansible_core_version}", f"ansible-runner=={runner}", "pip"],
-            check=True, capture_output=True, text=True, timeout=600)
-        for wheel in built.glob("*.whl"):
-            shutil.copy2(wheel, target)
+    directory = build_wheelhouse(tmp_path_factory.mktemp("wheelhouse"), versions, REPO)
     print(f"wheelhouse for Python {', '.join(sorted(versions))} built in {time.monotonic() - started:.0f} s")
     return directory
 
 
 @pytest.fixture(scope="module")
 def collection_tarball(tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("collection")
-    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(directory), str(REPO)],
-                   cwd=REPO, check=True, capture_output=True, text=True, timeout=300)
-    return next(directory.glob("rocm_fleet-core-*.tar.gz"))
+    return build_collection(tmp_path_factory.mktemp("collection"), REPO)
 
 
 @pytest.fixture(scope="module")
 def node_exporter_deb(tmp_path_factory) -> Path:
-    """Debian's prometheus-node-exporter (the lab mirror serves only what the ROCm packages need)."""
-    cached = sorted(Path("/var/cache/apt/archives").glob("prometheus-node-exporter_*.deb"))
-    if cached:
-        return cached[-1]
-    directory = tmp_path_factory.mktemp("debs")
-    subprocess.run(["apt-get", "download", "prometheus-node-exporter"], cwd=directory, check=True,
-                   capture_output=True, text=True, timeout=300)
-    return next(directory.glob("*.deb"))
+    return node_exporter_package(tmp_path_factory.mktemp("debs"))
 
 
 def pull_playbook(hosts, wheelhouse: Path, tarball: Path, *args: str):
@@ -160,11 +144,8 @@ def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
     taken: set[int] = set()
     ports = {host: free_port(taken) for host in hosts}
     for host, port in ports.items():
-        # As Debian's unit starts it, plus only the textfile collector (Debian's default directory) to save CPU.
-        root_shell(host, f"setsid prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
-                         " --collector.disable-defaults --collector.textfile"
-                         " </dev/null >/var/log/rocm-fleet-test-node-exporter.log 2>&1 &"
-                         f" echo $! > {NODE_EXPORTER_PIDFILE}")
+        root_shell(host, node_exporter_command(port, NODE_EXPORTER_PIDFILE,
+                                               "/var/log/rocm-fleet-test-node-exporter.log"))
     print("pull.yml: " + ", ".join(f"{name} {value:.0f} s" for name, value in seconds.items()))
     yield ports
     for host in hosts:
@@ -209,18 +190,8 @@ def prometheus(pull_fleet, tmp_path_factory):
     """Debian's prometheus on loopback: 1 s scrapes and rule evaluations, the shipped rules."""
     directory = tmp_path_factory.mktemp("prometheus")
     port = free_port(set(pull_fleet.values()))
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(RULES)],
-        "scrape_configs": [{"job_name": "node", "static_configs": [
-            {"targets": [f"127.0.0.1:{node_port}" for node_port in pull_fleet.values()]}]}],
-    }
-    (directory / "prometheus.yml").write_text(yaml.safe_dump(config))
-    log = (directory / "prometheus.log").open("w")
-    server = subprocess.Popen(
-        [shutil.which("prometheus") or "/usr/bin/prometheus", f"--config.file={directory / 'prometheus.yml'}",
-         f"--storage.tsdb.path={directory / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT)
+    targets = [f"127.0.0.1:{node_port}" for node_port in pull_fleet.values()]
+    server = start_prometheus(directory, port, targets, RULES, "1s")
     client = Prometheus(port)
     try:
         client.wait("readiness", lambda: urllib.request.urlopen(f"{client.url}/-/ready", timeout=2).status, 200, 30)
@@ -228,26 +199,12 @@ def prometheus(pull_fleet, tmp_path_factory):
     finally:
         server.terminate()
         server.wait(timeout=30)
-        log.close()
-
-
-# What systemd does for rocm-fleet-pull.service, read by the host from its own unit: make the State- and
-# CacheDirectory, read the EnvironmentFile, run each ExecStartPre and the ExecStart (the role admits only values
-# that systemd and sh split alike). Prints the ExecStart's exit status.
-UNIT_RUN = "; ".join([
-    f"unit={SERVICE}",
-    'get() { sed -n "s/^$1=//p" "$unit"; }',
-    'mkdir -p "/var/lib/$(get StateDirectory)" "/var/cache/$(get CacheDirectory)"',
-    'set -a', '. "$(get EnvironmentFile)"', 'set +a', 'cd /',
-    'get ExecStartPre | while read -r line; do eval "$line" || exit 1; done || exit 1',
-    'eval "$(get ExecStart)"', 'echo "pull-exit=$?"',
-])
 
 
 def pull_run(hosts: tuple[str, ...]) -> dict[str, tuple[int, dict]]:
     """Run the service's command on every host at once; {host: (exit status, drift.json)}."""
     results = adhoc(",".join(hosts), "ansible.builtin.shell",
-                    f"{UNIT_RUN}; cat /var/lib/rocm-fleet/pull/drift.json", timeout=600)
+                    f"{UNIT_RUN}; cat {REPORT}", timeout=600)
     runs = {}
     for host in hosts:
         output = results[host].get("stdout", "")

@@ -1,0 +1,164 @@
+"""A pull fleet on the lab: every host checks itself at once; how long until Prometheus knows the fleet's state.
+
+    ROCM_FLEET_LAB_DIR=/var/lib/rocm-fleet/lab-bench ROCM_FLEET_LAB_MIRROR_PORT=9150 \\
+    ROCM_FLEET_LAB_INVENTORY=/tmp/bench-inv .venv/bin/python benchmarks/bench_pull.py \\
+        [--sizes 16,64,128] [--inventory DIR] [--json FILE|-]
+
+Run it as root with its own lab instance (as bench_scale.py, which calls it with the inventory it
+built; alone, it builds one the same way). It puts the generated scale hosts in pull mode as a site
+does (docs/pull-mode.md, src/rocm_fleet/lab/pull.py): a wheelhouse and the collection tarball built
+here, playbooks/pull.yml, Debian's node_exporter on each host (loopback ports 9401 and up), and one
+Debian prometheus scraping them every 2 s. Then, for each size, every one of that many hosts starts
+what rocm-fleet-pull.service runs (the lab runs no systemd: the unit's lines, fired at once with
+Ansible's async, which returns before any check ends), and the clock runs until Prometheus has a
+`rocm_fleet_drift_last_run_timestamp_seconds` newer than the start for every one of them.
+
+Per size it prints: the wall seconds until the fleet's state was known; the control node's CPU
+seconds in that time (Prometheus, and the one command that fired the checks); and the CPU seconds
+each host spent on its own check (the machine's CPU in that time, less the control node's, per host:
+here every host runs on the same 2 cores, so the checks queue, which a real fleet's do not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from bench_lab import BIN, REPO, bench_inventory, lab_env
+
+from rocm_fleet.lab.pull import (
+    UNIT_RUN,
+    build_collection,
+    build_wheelhouse,
+    node_exporter_command,
+    node_exporter_deb,
+    start_prometheus,
+)
+
+FIRST_PORT = 9401  # node_exporters; the pull lab test takes 9300-9399
+PROMETHEUS_PORT = 9600
+SCRAPE = "2s"
+PIDFILE = "/run/rocm-fleet-bench-node-exporter.pid"
+TICKS = 100  # /proc's clock ticks per second on Linux
+
+
+def ansible(env: dict, inventory: Path, pattern: str, module: str, args: str, *options: str) -> str:
+    result = subprocess.run([str(BIN / "ansible"), "-i", str(inventory), pattern, "-b", "-m", module, "-a", args,
+                             "-f", "64", *options], cwd=REPO, env=env, capture_output=True, text=True, timeout=3600)
+    if result.returncode != 0:
+        raise SystemExit(f"ansible {module} {args[:80]} exited {result.returncode}:\n{result.stdout[-3000:]}")
+    return result.stdout
+
+
+def machine_ticks() -> int:
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    return sum(int(value) for index, value in enumerate(fields[:8]) if index != 3)  # all but idle
+
+
+def process_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+def fresh_reports(port: int, since: float) -> int:
+    query = urllib.parse.urlencode({"query": f"count(rocm_fleet_drift_last_run_timestamp_seconds > {since})"})
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/query?{query}", timeout=5) as response:
+        result = json.load(response)["data"]["result"]
+    return int(float(result[0]["value"][1])) if result else 0
+
+
+def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> None:
+    started = time.monotonic()
+    versions = set(ansible(env, inventory, ",".join(hosts), "ansible.builtin.command",
+                           "python3 -c 'import sys; print(\"PY=%d.%d\" % sys.version_info[:2])'").split())
+    versions = {word[3:] for word in versions if word.startswith("PY=")}
+    wheelhouse = build_wheelhouse(work / "wheelhouse", versions, REPO)
+    tarball = build_collection(work, REPO)
+    deb = node_exporter_deb(work)
+    pattern = ",".join(hosts)
+    ansible(env, inventory, pattern, "ansible.builtin.copy", f"src={deb} dest=/tmp/{deb.name}")
+    ansible(env, inventory, pattern, "ansible.builtin.apt", f"deb=/tmp/{deb.name}")
+    result = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), "playbooks/pull.yml", "--limit",
+                             pattern, "-f", "64", "-e", "rocm_fleet_pull_hosts=scale_hosts", "-e", f"pull_wheelhouse={wheelhouse}",
+                             "-e", f"pull_collection_tarball={tarball}"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=7200)
+    if result.returncode != 0:
+        raise SystemExit(f"pull.yml exited {result.returncode}:\n{result.stdout[-3000:]}")
+    print(f"{len(hosts)} hosts in pull mode in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=lambda text: [int(part) for part in text.split(",")], default=[16, 64, 128])
+    parser.add_argument("--inventory", type=Path, help="an inventory with the scale hosts (default: built)")
+    parser.add_argument("--json", help="also write the figures here (- : the last line of standard output)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a size may take to be known")
+    args = parser.parse_args()
+    env = lab_env()
+    if env is None:
+        return 2
+    hosts = [f"scale-{number:02d}" for number in range(1, max(args.sizes) + 1)]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-pull-") as directory:
+        work = Path(directory)
+        inventory = args.inventory or bench_inventory(env, work)
+        deploy(env, inventory, hosts, work)
+        ports = {host: FIRST_PORT + number for number, host in enumerate(hosts)}
+        for host, port in ports.items():
+            ansible(env, inventory, host, "ansible.builtin.shell",
+                    node_exporter_command(port, PIDFILE, "/var/log/rocm-fleet-bench-node-exporter.log"))
+        (work / "prometheus").mkdir()
+        targets = [f"127.0.0.1:{port}" for port in ports.values()]
+        server = start_prometheus(work / "prometheus", PROMETHEUS_PORT, targets,
+                                  REPO / "files" / "prometheus" / "rocm-fleet.rules.yml", SCRAPE)
+        try:
+            time.sleep(5)
+            for size in args.sizes:
+                since = time.time()
+                before_machine, before_server = machine_ticks(), process_ticks(server.pid)
+                before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.monotonic()
+                # Fired at once and left running (async, poll 0), as each host's timer would start it.
+                ansible(env, inventory, ",".join(hosts[:size]), "ansible.builtin.shell",
+                        f"{UNIT_RUN} >/var/log/rocm-fleet-bench-pull.log 2>&1", "-B", "3600", "-P", "0")
+                after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+                while fresh_reports(PROMETHEUS_PORT, since) < size:
+                    if time.monotonic() - started > args.timeout:
+                        raise SystemExit(f"{size} hosts: not every report reached Prometheus in {args.timeout:.0f} s"
+                                         " (/var/log/rocm-fleet-bench-pull.log on a host says why)")
+                    time.sleep(1)
+                known = time.monotonic() - started
+                fired = (after_children.ru_utime - before_children.ru_utime
+                         + after_children.ru_stime - before_children.ru_stime)
+                scraping = (process_ticks(server.pid) - before_server) / TICKS
+                machine = (machine_ticks() - before_machine) / TICKS
+                row = {"hosts": size, "known_s": known, "control_cpu_s": scraping + fired,
+                       "prometheus_cpu_s": scraping, "fire_cpu_s": fired,
+                       "host_cpu_s": (machine - scraping - fired) / size}
+                rows.append(row)
+                print(f"{size:>5} hosts: every report in Prometheus {known:.1f} s after the start; control node"
+                      f" {row['control_cpu_s']:.1f} CPU s (Prometheus {scraping:.1f}, firing {fired:.1f});"
+                      f" {row['host_cpu_s']:.1f} CPU s per host check", file=sys.stderr, flush=True)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            subprocess.run([str(BIN / "ansible"), "-i", str(inventory), ",".join(hosts), "-b", "-m",
+                            "ansible.builtin.shell", "-a", f"kill $(cat {PIDFILE}) && rm -f {PIDFILE}"],
+                           cwd=REPO, env=env, capture_output=True, timeout=600)
+    if args.json == "-":
+        print(json.dumps(rows))
+    elif args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
