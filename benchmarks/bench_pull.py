@@ -87,8 +87,8 @@ def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> None:
     ansible(env, inventory, pattern, "ansible.builtin.copy", f"src={deb} dest=/tmp/{deb.name}")
     ansible(env, inventory, pattern, "ansible.builtin.apt", f"deb=/tmp/{deb.name}")
     result = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), "playbooks/pull.yml", "--limit",
-                             pattern, "-f", "64", "-e", "rocm_fleet_pull_hosts=scale_hosts", "-e", f"pull_wheelhouse={wheelhouse}",
-                             "-e", f"pull_collection_tarball={tarball}"],
+                             pattern, "-f", "64", "-e", "rocm_fleet_pull_hosts=scale_hosts",
+                             "-e", f"pull_wheelhouse={wheelhouse}", "-e", f"pull_collection_tarball={tarball}"],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=7200)
     if result.returncode != 0:
         raise SystemExit(f"pull.yml exited {result.returncode}:\n{result.stdout[-3000:]}")
