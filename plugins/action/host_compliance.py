@@ -149,7 +149,7 @@ class ActionModule(ActionBase):
         state = self._declared_state(args, task_vars, facts)
         try:
             declared_state_cache.store(args["state_cache"], host, key, state.as_data())
-        except OSError as error:  # the check stands; the next run renders again
+        except (OSError, TypeError, ValueError) as error:  # not written (or not JSON): the check stands, rendered
             self._display.warning("host %s: cannot keep its declared state in %s: %s"
                                   % (host, args["state_cache"], to_text(error)))
         return state

@@ -284,3 +284,13 @@ def test_a_declared_state_cache_that_cannot_be_written_leaves_the_check_standing
                           host=Host(facts_now=dict(CACHED)))
     assert not result.get("failed"), result.get("msg")
     assert decided == [CACHED] and result["summary"]["total"] == 3
+
+
+def test_a_declared_state_json_cannot_keep_is_rendered_again_next_run_and_the_check_stands(tmp_path, monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise TypeError("Object of type Undefined is not JSON serializable")
+
+    monkeypatch.setattr(host_compliance.declared_state_cache, "store", refuse)
+    result, decided = run({"gpu_sources": ["sysfs"], "state_cache": str(tmp_path)}, host=Host(facts_now=dict(CACHED)))
+    assert not result.get("failed"), result.get("msg")
+    assert decided == [CACHED] and result["summary"]["total"] == 3
