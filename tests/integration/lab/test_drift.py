@@ -226,11 +226,13 @@ def test_the_declared_state_cache_serves_an_unchanged_host_and_never_an_edited_i
     assert first[:2] == served[:2] == ("compliant", set()), first[3].stderr[-2000:]
     assert served[2] == first[2]  # the second run rendered nothing: the entry is the first run's
     # The site declares one more variable for the host: its profile must hold it, so the state is rendered again.
-    (inventory / "host_vars").mkdir(exist_ok=True)
-    (inventory / "host_vars" / f"{host}.yml").write_text("environment_variables:\n  MIOPEN_USER_DB_PATH: /scratch\n")
+    # In the host's host_vars directory: Ansible reads a host_vars/<host>.yml beside it no more.
+    added = inventory / "host_vars" / host / "environment.yml"
+    added.parent.mkdir(parents=True, exist_ok=True)
+    added.write_text("environment_variables:\n  MIOPEN_USER_DB_PATH: /scratch\n")
     edited = run()
     # The profile and the systemd drop-in lack it (and what checks the environment a job gets, if anything).
     assert edited[0] == "drift" and {"ROCM-ENV-001", "ROCM-ENV-002"} <= edited[1], edited[3].stderr[-2000:]
     assert all(check.startswith("ROCM-ENV-") for check in edited[1]) and edited[2] > first[2], edited[1]
-    (inventory / "host_vars" / f"{host}.yml").unlink()
+    added.unlink()
     assert run()[:2] == ("compliant", set())
