@@ -122,8 +122,10 @@ def test_installed_lab_command_reports_and_refuses_what_needs_a_checkout(lab, in
 @pytest.fixture(scope="module")
 def collections_path(artifacts, tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("collections")
+    # As a user away from the checkout: with the checkout's ansible.cfg (tests/run-all exports ANSIBLE_CONFIG),
+    # ansible-galaxy finds rocm_fleet.core already installed in its collections path and installs nothing.
     run([BIN / "ansible-galaxy", "collection", "install", "--no-deps", "-p", target, artifacts["collection"]],
-        cwd=target)
+        cwd=target, env=outside_the_checkout(tmp_path_factory.mktemp("galaxy")))
     assert (target / "ansible_collections" / "rocm_fleet" / "core" / "MANIFEST.json").is_file()
     return target
 
