@@ -74,7 +74,11 @@ def state_key(caller_key, host, variables, options, collection=None):
     Objects JSON cannot write go in by type name only, so such a value never makes two runs share a key
     that should not: at worst they miss.
     """
-    picked = dict((name, value) for name, value in variables.items() if name not in RUN_VARIABLES)
+    # By name first: reading a deprecated variable's value (play_hosts, the facts injected as ansible_* variables,
+    # which ansible_facts holds anyway) makes newer ansible-core warn.
+    facts = variables.get("ansible_facts") or {}
+    injected = set("ansible_" + name for name in facts) | set(name for name in facts if name.startswith("ansible_"))
+    picked = dict((name, variables[name]) for name in variables if name not in RUN_VARIABLES and name not in injected)
     document = {
         "format": FORMAT, "caller": caller_key, "host": host, "ansible": ANSIBLE_VERSION,
         "collection": collection or collection_digest(), "options": options, "variables": picked,

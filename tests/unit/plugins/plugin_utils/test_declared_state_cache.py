@@ -76,3 +76,9 @@ def test_the_collection_digest_follows_the_roles_and_plugins(tmp_path):
     os.utime(template, ns=(template.stat().st_atime_ns, template.stat().st_mtime_ns + 1))
     assert cache.collection_digest(str(tmp_path)) != before
     assert json.dumps(cache.collection_digest())  # the installed collection's own, once per process
+
+
+def test_facts_count_once_through_ansible_facts_never_through_their_injected_variables():
+    injected = dict(VARIABLES, ansible_kernel="6.8.0")
+    assert key(variables=injected) == key(variables=dict(injected, ansible_kernel="read through a deprecated name"))
+    assert key(variables=injected) != key(variables=dict(injected, ansible_facts={"kernel": "6.8.1"}))
