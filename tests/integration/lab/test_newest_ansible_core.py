@@ -134,8 +134,9 @@ def test_drift_reports_the_converged_lab_compliant_without_a_warning(newest, com
     result = newest.run(
         "drift",
         ["python", "-m", "rocm_fleet.cli", "drift", "-i", inventory, "--output-dir", "/srv/out/report"],
-        # The play's own output (warnings included) goes to a log: drift prints only its summary.
-        env={"ROCM_FLEET_LAB_DIR": state, "ANSIBLE_LOG_PATH": "/srv/out/ansible.log"},
+        # The play's own output (warnings included) goes to a log: drift prints only its summary. At
+        # verbosity 2 the log names the file each task came from.
+        env={"ROCM_FLEET_LAB_DIR": state, "ANSIBLE_LOG_PATH": "/srv/out/ansible.log", "ANSIBLE_VERBOSITY": "2"},
         binds=tuple(binds),
     )
     report = json.loads((tmp_path / "report" / "drift.json").read_text())
@@ -143,5 +144,7 @@ def test_drift_reports_the_converged_lab_compliant_without_a_warning(newest, com
     assert result.returncode == 0 and not not_compliant, (not_compliant, result.stderr[-3000:])
     assert set(report["hosts"]) == {spec.name for spec in committed_hosts(LAB_INVENTORY)}
     log = (tmp_path / "ansible.log").read_text()
-    assert f"{CHECKOUT}/collections/ansible_collections/rocm_fleet/core/roles/" in log  # the copy's roles
+    task_paths = set(re.findall(r"task path: (\S+?):\d+$", log, re.MULTILINE))
+    copy = f"{CHECKOUT}/collections/ansible_collections/rocm_fleet/core/"
+    assert task_paths and all(path.startswith(copy) for path in task_paths), task_paths  # the copy's tasks only
     assert not WARNINGS.search(log), [line for line in log.splitlines() if "WARNING" in line]
