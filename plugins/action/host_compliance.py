@@ -32,7 +32,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu imp
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import one_cause_once
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import DIGEST_FACT, DIGEST_FACTS, HOST_FACTS
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import (
     GPU_ITEM_KINDS,
     ManagedStateError,
@@ -90,10 +90,14 @@ class ActionModule(ActionBase):
             if "os_family" not in facts or "gpu" not in facts:
                 raise HostComplianceError("no GPU and OS facts: run rocm_fleet.core.gpu_facts host_facts=true first")
             state = self._cached_state(args, task_vars, facts)
-            checked = self._evaluate(args, task_vars, state, confirm=not args["facts_fresh"])
+            digest = _fact(task_vars.get("ansible_facts"), DIGEST_FACT)
+            checked = self._evaluate(args, task_vars, state, confirm=not args["facts_fresh"], digest=digest)
             # The facts the confirming call read: the fact cache keeps them for the next run.
             read_again = checked.get("ansible_facts") if not args["facts_fresh"] else None
             fresh = _decision_inputs(read_again) if read_again else facts
+            if read_again and digest and _fact(read_again, DIGEST_FACT) == digest:
+                # Their sources unchanged, the call left out the facts read from them: the cached ones hold.
+                fresh = dict(dict((name, facts[name]) for name in DIGEST_FACTS if name in facts), **fresh)
             calls = 1
             if read_again and fresh.get("gpu") and fresh != facts:
                 # The host changed since the cached facts: decide again from what it reports now.
@@ -123,13 +127,15 @@ class ActionModule(ActionBase):
             result["ansible_facts"] = read_again
         return result
 
-    def _evaluate(self, args, task_vars, state, confirm):
+    def _evaluate(self, args, task_vars, state, confirm, digest=None):
         """One node_compliance call; ``confirm`` also reads the facts again, to compare with those decided from."""
         module_args = {"items": state.items, "timeout": args["timeout"]}
         if state.health is not None:  # the health checks, read in this same call
             module_args["health"] = state.health
         if confirm:
             module_args["facts"] = True
+            if digest:  # the distribution and processor facts are read again only where their sources changed
+                module_args["host_facts_digest"] = digest
             if args["gpu_sources"] is not None:  # else gpu_facts' default
                 module_args["gpu_sources"] = args["gpu_sources"]
         return self._execute_module(
@@ -242,6 +248,15 @@ class DeclaredState:
         """The keyword arguments that make it again (JSON data: the declared-state cache keeps them)."""
         return {"decision": self.decision, "items": self.items, "gpu_expect": self.gpu_expect,
                 "health": self.health, "gpu_items": self.gpu_items}
+
+
+def _fact(facts, name):
+    """``name`` from ansible_facts as playbooks read it, or as modules return it (``ansible_`` prefixed)."""
+    facts = facts or {}
+    for key in (name, "ansible_" + name):
+        if key in facts:
+            return facts[key]
+    return None
 
 
 def _decision_inputs(facts):

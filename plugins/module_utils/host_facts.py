@@ -10,6 +10,13 @@ names of ``HOST_FACTS`` with setup's ``ansible_`` prefix (``ansible_distribution
 that could not be read. It never raises, and it always reads the real host (the
 ``sysfs_root`` of the GPU facts does not apply).
 
+``facts`` also holds ``ansible_host_facts_digest``: a digest of everything the
+distribution and processor facts are read from (``sources_digest``). Given the
+digest of an earlier read (``known_digest``) that still matches, those facts are
+left out: they would come out the same, and importing setup's collectors is most
+of the cost of a nightly check on the host. A caller that passes it keeps the
+earlier facts (the fact cache does).
+
 Where the values come from, all of it setup's own code from ansible-core:
 
 * distribution, distribution_version, distribution_major_version,
@@ -37,6 +44,8 @@ __metaclass__ = type
 import platform
 import re
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts_digest import read_sources_digest
+
 HOST_FACTS = (
     "distribution",
     "distribution_version",
@@ -49,6 +58,10 @@ HOST_FACTS = (
     "processor",
 )
 DISTRIBUTION_FACTS = HOST_FACTS[:5]
+DIGEST_FACT = "host_facts_digest"
+# The facts read from the digest's sources, left out when it is unchanged.
+DIGEST_FACTS = DISTRIBUTION_FACTS + ("processor",)
+
 PLATFORM_FACTS = ("kernel", "kernel_version", "architecture")
 FACT_PREFIX = "ansible_"
 # ansible.module_utils.facts.system.platform.SOLARIS_I86_RE_PATTERN (i86pc is a Solaris-ism; Linux has i386..i686).
@@ -56,8 +69,9 @@ I86_RE = re.compile(r"i([3456]86|86pc)")
 
 
 def prefixed(facts):
-    """The wanted facts under setup's names: ``{"ansible_distribution": ...}``, in HOST_FACTS order."""
-    return dict((FACT_PREFIX + name, facts[name]) for name in HOST_FACTS if name in facts)
+    """The wanted facts under setup's names: ``{"ansible_distribution": ...}``, in HOST_FACTS order, then the
+    digest."""
+    return dict((FACT_PREFIX + name, facts[name]) for name in HOST_FACTS + (DIGEST_FACT,) if name in facts)
 
 
 def architecture_of(machine):
@@ -102,10 +116,25 @@ def read_processor(module, architecture):
     return LinuxHardware(module).get_cpu_facts(collected_facts=collected).get("processor")
 
 
-def gather_host_facts(module, system=None):
-    """``(facts, warnings)``: setup's prefixed HOST_FACTS that could be read, and one warning per failure."""
+def gather_host_facts(module, system=None, known_digest=None):
+    """``(facts, warnings)``: setup's prefixed HOST_FACTS that could be read, and one warning per failure; the
+    distribution and processor facts are left out where ``known_digest`` is still the host's digest."""
     system = system or platform.system()
     facts, warnings = {}, []
+    try:
+        digest = read_sources_digest(system)
+    except Exception as exc:  # a digest that cannot be made only costs the shortcut
+        digest = None
+        warnings.append(failure("the digest of the release files and /proc/cpuinfo", exc))
+    if digest is not None:
+        facts[DIGEST_FACT] = digest
+    if digest is not None and digest == known_digest:
+        # Unchanged sources: only the cheap platform facts, read as ever.
+        try:
+            facts.update(read_platform(module, system))
+        except Exception as exc:
+            warnings.append(failure("kernel and architecture", exc))
+        return prefixed(facts), warnings
     readers = (
         ("distribution", lambda: read_distribution(module)),
         ("kernel and architecture", lambda: read_platform(module, system)),
@@ -130,4 +159,6 @@ def gather_host_facts(module, system=None):
                 warnings.append("host_facts: processor could not be read: /proc/cpuinfo is not readable")
             else:
                 facts["processor"] = processor
+    if warnings:  # what could not be read is read again next time, whatever the digest
+        facts.pop(DIGEST_FACT, None)
     return prefixed(facts), warnings

@@ -248,6 +248,14 @@ ansible_facts:
         - "1"
         - AuthenticAMD
         - AMD EPYC 9654 96-Core Processor
+    ansible_host_facts_digest:
+      description:
+        - SHA-256 over what the distribution and processor facts are read from (the release files, C(/proc/cpuinfo)
+          less its clock, C(uname)). M(rocm_fleet.core.node_compliance) given it back reads those facts again only
+          where it changed.
+      returned: when O(host_facts=true), on Linux, and every host fact could be read
+      type: str
+      sample: 3f0c2b6a6f4f1e0a4b8e1c1b9d6f2e7a5c3d4b2a1908f7e6d5c4b3a29180f7e6
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -67,6 +67,13 @@ options:
     type: list
     elements: str
     choices: [sysfs, rocm_smi, amd_smi, rocminfo]
+  host_facts_digest:
+    description:
+      - The C(host_facts_digest) fact of an earlier read of this host. Where it is still the host's digest, the
+        distribution and processor facts are left out of C(ansible_facts) (they would be the same); the caller keeps
+        its earlier ones. Importing setup's collectors for them is most of the cost of a nightly check.
+      - Only with O(facts=true).
+    type: str
   health:
     description:
       - The GPU health, kernel/DKMS and Secure Boot checks (ROCM-HEALTH-001 to 006, ROCM-KERN-001 to 003), read in
@@ -201,7 +208,8 @@ summary:
   sample: {pass: 41, fail: 2, error: 0, skipped: 0, unknown: 0, warn: 0, total: 43}
 ansible_facts:
   description:
-    - The C(gpu) fact and the host facts, under the names M(rocm_fleet.core.gpu_facts) gives them.
+    - The C(gpu) fact and the host facts, under the names M(rocm_fleet.core.gpu_facts) gives them, less the
+      distribution and processor facts where O(host_facts_digest) still matches.
   returned: when O(facts=true)
   type: dict
 """
@@ -226,6 +234,7 @@ def main():
             facts=dict(type="bool", default=False),
             gpu_sources=dict(type="list", elements="str", choices=list(SOURCES)),
             health=dict(type="dict"),
+            host_facts_digest=dict(type="str"),
             root=dict(type="path", default="/", aliases=["sysfs_root"]),
             timeout=dict(type="int", default=30),
         ),
@@ -250,7 +259,8 @@ def main():
         gpu = gather(gather_params, module.get_bin_path, ROCM_BIN_DIRS)
     except Exception as exc:  # the item results are still worth returning
         warnings.append("GPU facts could not be gathered: %s: %s" % (type(exc).__name__, exc))
-    host, host_warnings = gather_host_facts(module)  # never raises: what it could not read is a warning
+    # Never raises: what it could not read is a warning.
+    host, host_warnings = gather_host_facts(module, known_digest=params["host_facts_digest"])
     for warning in warnings + host_warnings:
         module.warn(warning)
     module.exit_json(changed=False, results=results, summary=summary, ansible_facts=dict(host, gpu=gpu))

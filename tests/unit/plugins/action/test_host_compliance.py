@@ -294,3 +294,34 @@ def test_a_declared_state_json_cannot_keep_is_rendered_again_next_run_and_the_ch
     result, decided = run({"gpu_sources": ["sysfs"], "state_cache": str(tmp_path)}, host=Host(facts_now=dict(CACHED)))
     assert not result.get("failed"), result.get("msg")
     assert decided == [CACHED] and result["summary"]["total"] == 3
+
+
+DIGEST = "a" * 64
+
+
+def test_the_cached_digest_goes_to_the_call_and_the_facts_it_leaves_out_are_the_cached_ones():
+    cached = dict(CACHED, host_facts_digest=DIGEST, processor=["0", "AuthenticAMD", "AMD EPYC 9654"])
+    # As node_compliance answers a matching digest: the platform facts and the GPU, no distribution or processor.
+    now = {"gpu": GPU, "kernel": CACHED["kernel"], "ansible_host_facts_digest": DIGEST}
+    host = Host(facts_now=now)
+    result, decided = run({"gpu_sources": ["sysfs"]}, facts=cached, host=host)
+    assert not result.get("failed"), result.get("msg")
+    assert host.calls[0][1]["host_facts_digest"] == DIGEST
+    decided_from = {name: value for name, value in cached.items() if name != "host_facts_digest"}
+    assert decided == [decided_from] and result["module_calls"] == 1  # nothing changed: no second call
+    assert result["ansible_facts"] == now  # the fact cache keeps the left-out facts as they were
+
+
+def test_a_digest_that_changed_takes_the_facts_as_read_and_a_missing_one_is_missing():
+    cached = dict(CACHED, host_facts_digest=DIGEST)
+    # A new digest, and no distribution read: the cached distribution must not stand in for it.
+    now = {"gpu": GPU, "os_family": "Debian", "kernel": CACHED["kernel"], "ansible_host_facts_digest": "b" * 64}
+    result, _decided = run({"gpu_sources": ["sysfs"]}, facts=cached, host=Host(facts_now=now))
+    assert result["failed"] and "its OS changed since the cached facts (now Debian, None)" in result["msg"]
+
+
+def test_without_a_cached_digest_none_is_sent_and_a_fact_read_as_missing_stays_missing():
+    host = Host(facts_now={"gpu": GPU, "os_family": "Debian", "kernel": CACHED["kernel"]})
+    result, _decided = run({"gpu_sources": ["sysfs"]}, host=host)
+    assert "host_facts_digest" not in host.calls[0][1]
+    assert result["failed"] and "(now Debian, None)" in result["msg"]

@@ -194,3 +194,36 @@ def test_prefixed_keeps_only_the_wanted_facts_under_setups_names():
     facts = {name: name.upper() for name in host_facts.HOST_FACTS}
     facts.update(distribution_file_path="/etc/os-release", fqdn="x")
     assert host_facts.prefixed(facts) == {"ansible_" + name: name.upper() for name in host_facts.HOST_FACTS}
+
+
+@ON_LINUX
+def test_a_digest_that_still_matches_leaves_out_the_facts_read_from_its_sources(module, monkeypatch):
+    first, warnings = host_facts.gather_host_facts(module)
+    assert warnings == [] and len(first["ansible_host_facts_digest"]) == 64
+
+    def never(*args, **kwargs):
+        raise AssertionError("the collectors ran although nothing they read changed")
+
+    monkeypatch.setattr(DistributionFactCollector, "collect", never)
+    monkeypatch.setattr(linux_hardware.LinuxHardware, "get_cpu_facts", never)
+    again, warnings = host_facts.gather_host_facts(module, known_digest=first["ansible_host_facts_digest"])
+    assert warnings == []
+    assert again == {name: first[name] for name in
+                     ("ansible_kernel", "ansible_kernel_version", "ansible_architecture", "ansible_host_facts_digest")}
+
+
+@ON_LINUX
+def test_a_digest_that_changed_reads_every_fact_again(module):
+    first, _warnings = host_facts.gather_host_facts(module)
+    again, warnings = host_facts.gather_host_facts(module, known_digest="0" * 64)
+    assert warnings == [] and again == first
+
+
+@ON_LINUX
+def test_facts_read_with_a_warning_carry_no_digest_so_the_next_call_reads_them_again(module, monkeypatch):
+    def broken(self, module=None, collected_facts=None):
+        raise ValueError("no release file parses")
+
+    monkeypatch.setattr(DistributionFactCollector, "collect", broken)
+    facts, warnings = host_facts.gather_host_facts(module)
+    assert len(warnings) == 1 and "ansible_host_facts_digest" not in facts and "ansible_distribution" not in facts

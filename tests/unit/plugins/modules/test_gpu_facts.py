@@ -205,7 +205,7 @@ def test_host_facts_are_setups_facts_on_this_machine(tmp_path, run_gpu_facts):
     result = run_gpu_facts(path_dirs, sources=["sysfs"], host_facts=True)
     assert result["rc"] == 0 and "warnings" not in result, result
     facts = result["ansible_facts"]
-    assert set(facts) == {"gpu"} | {"ansible_" + name for name in HOST_FACTS}
+    assert set(facts) == {"gpu", "ansible_host_facts_digest"} | {"ansible_" + name for name in HOST_FACTS}
     for name in HOST_FACTS:
         assert facts["ansible_" + name] == expected["ansible_" + name], name
     assert facts["ansible_processor"], "no CPU in /proc/cpuinfo"

@@ -182,7 +182,7 @@ def test_items_and_facts_in_one_call_within_budget(tmp_path, run_node_compliance
     facts = result["ansible_facts"]
     assert facts["gpu"]["count"] == 8
     assert {"ansible_os_family", "ansible_kernel", "ansible_architecture"} <= set(facts)
-    assert set(facts) <= {"gpu"} | {"ansible_" + name for name in HOST_FACTS}
+    assert set(facts) <= {"gpu", "ansible_host_facts_digest"} | {"ansible_" + name for name in HOST_FACTS}
     assert elapsed < 1.0, "one evaluation took %.2fs" % elapsed
 
 
@@ -280,3 +280,18 @@ def test_health_names_each_gpu_by_the_gpu_facts_index_and_bus(tmp_path):
     gpu = gathered(tmp_path, load_profile("mi300x-8"))
     fact = sorted((device["index"], device["pci_bus"]) for device in gpu["devices"])
     assert sorted((g["index"], g["bus"]) for g in read_gpus(str(tmp_path))) == fact
+
+
+def test_a_digest_given_back_unchanged_leaves_out_the_distribution_and_processor_facts(tmp_path, run_node_compliance):
+    root = rendered(tmp_path, load_profile("mi300x-8"))
+    first = run_node_compliance(root=root, facts=True)
+    digest = first["ansible_facts"]["ansible_host_facts_digest"]
+    again = run_node_compliance(root=root, facts=True, host_facts_digest=digest)
+    assert again["rc"] == 0 and "warnings" not in again, again
+    left_out = {"ansible_" + name for name in ("distribution", "distribution_version", "distribution_major_version",
+                                               "distribution_release", "os_family", "processor")}
+    assert set(first["ansible_facts"]) - set(again["ansible_facts"]) == left_out
+    assert again["ansible_facts"] == {name: value for name, value in first["ansible_facts"].items()
+                                      if name not in left_out}
+    stale = run_node_compliance(root=root, facts=True, host_facts_digest="0" * 64)
+    assert stale["ansible_facts"] == first["ansible_facts"]
