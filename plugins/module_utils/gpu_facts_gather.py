@@ -19,15 +19,39 @@ import os
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES, ToolTimeout
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi import collect_rocm_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi import collect_amd_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import collect_rocminfo
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner import make_runner
+
+
+# Each tool's parsers are imported when its source is read: a module runs from a zip, where Python compiles
+# every module it imports on every run, and a nightly check reads sysfs only. (Ansible still packs them: it
+# finds imports inside functions too.)
+def _collect_rocm_smi(run):
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi import collect_rocm_smi
+
+    return collect_rocm_smi(run)
+
+
+def _collect_amd_smi(run):
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi import collect_amd_smi
+
+    return collect_amd_smi(run)
+
+
+def _collect_rocminfo(run):
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import collect_rocminfo
+
+    return collect_rocminfo(run)
+
+
+def _runner(binary, timeout):
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner import make_runner
+
+    return make_runner(binary, timeout)
+
 
 TOOLS = {
-    "rocm_smi": ("rocm-smi", "rocm_smi_path", collect_rocm_smi),
-    "amd_smi": ("amd-smi", "amd_smi_path", collect_amd_smi),
-    "rocminfo": ("rocminfo", "rocminfo_path", collect_rocminfo),
+    "rocm_smi": ("rocm-smi", "rocm_smi_path", _collect_rocm_smi),
+    "amd_smi": ("amd-smi", "amd_smi_path", _collect_amd_smi),
+    "rocminfo": ("rocminfo", "rocminfo_path", _collect_rocminfo),
 }
 DEFAULT_ROCM_BIN_DIRS = ("/opt/rocm/bin",)
 DEFAULT_TIMEOUT = 30
@@ -49,7 +73,7 @@ def read_tool(params, source, warnings, get_bin_path, rocm_bin_dirs):
             warnings.append("%s: %s is not an executable file" % (name, explicit))
         return "missing", None
     try:
-        state, report = collect(make_runner(binary, timeout))
+        state, report = collect(_runner(binary, timeout))
     except ToolTimeout as exc:
         warnings.append("%s: killed after %ss: %s" % (name, timeout, exc))
         return "timeout", None
