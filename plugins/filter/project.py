@@ -6,7 +6,7 @@
 * project_dir: the directory results and reports go under: the checkout's top (the parent of playbooks/), or,
   for a playbook of an installed collection (rocm_fleet.core.onboard), the directory the command ran from, never
   the collections path.
-* playbook_command: how to name the playbook again in a command the run prints (playbooks/upgrade.yml, or
+* runnable_name: how to name the playbook again in a command the run prints (playbooks/upgrade.yml, or
   rocm_fleet.core.upgrade when installed).
 """
 
@@ -34,7 +34,7 @@ def project_dir_of(playbook_dir, cwd):
     return os.path.dirname(playbook_dir) if os.path.basename(playbook_dir) == "playbooks" else playbook_dir
 
 
-def playbook_command_of(playbook_dir, name, cwd):
+def runnable_name_of(playbook_dir, name, cwd):
     if installed(playbook_dir):
         return "%s.%s" % (COLLECTION, name)
     path = os.path.join(os.path.normpath(playbook_dir), name + ".yml")
@@ -52,10 +52,10 @@ def project_dir(playbook_dir):
     return project_dir_of(_text(playbook_dir, "playbook_dir"), os.getcwd())
 
 
-def playbook_command(playbook_dir, name):
-    return playbook_command_of(_text(playbook_dir, "playbook_dir"), _text(name, "the playbook name"), os.getcwd())
+def runnable_name(playbook_dir, name):
+    return runnable_name_of(_text(playbook_dir, "playbook_dir"), _text(name, "the playbook name"), os.getcwd())
 
 
 class FilterModule(object):
     def filters(self):
-        return {"project_dir": project_dir, "playbook_command": playbook_command}
+        return {"project_dir": project_dir, "runnable_name": runnable_name}

@@ -1,4 +1,4 @@
-"""project_dir and playbook_command: a checkout's playbook keeps its results in the checkout and is named by its
+"""project_dir and runnable_name: a checkout's playbook keeps its results in the checkout and is named by its
 path; an installed collection's playbook (run by FQCN) writes where the command ran and is named by its FQCN."""
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ def test_results_go_to_the_checkout_or_where_the_command_ran(playbook_dir, cwd, 
     (INSTALLED, "/home/op", "rocm_fleet.core.upgrade"),
 ])
 def test_a_printed_command_names_the_playbook_as_it_can_be_run_from_there(playbook_dir, cwd, expected):
-    assert project.playbook_command_of(playbook_dir, "upgrade", cwd) == expected
+    assert project.runnable_name_of(playbook_dir, "upgrade", cwd) == expected
 
 
 def test_the_filters_use_the_controllers_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     filters = project.FilterModule().filters()
     assert filters["project_dir"](INSTALLED) == str(tmp_path)
-    assert filters["playbook_command"](str(tmp_path / "playbooks"), "kernel_update") == "playbooks/kernel_update.yml"
+    assert filters["runnable_name"](str(tmp_path / "playbooks"), "kernel_update") == "playbooks/kernel_update.yml"
 
 
 @pytest.mark.parametrize("value", [None, "", 3])
