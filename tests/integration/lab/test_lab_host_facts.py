@@ -23,7 +23,8 @@ def test_host_facts_equal_setups_min_hardware_facts(lab):
     result = one_result(adhoc(HOST, "rocm_fleet.core.gpu_facts", "host_facts=true"))
     facts = result["ansible_facts"]
     assert not [text for text in result.get("warnings", []) if text.startswith("host_facts")], result["warnings"]
-    assert set(facts) == {"gpu", *HOST_FACTS}
+    assert set(facts) == {"gpu", "ansible_host_facts_digest", *HOST_FACTS}
+    assert len(facts["ansible_host_facts_digest"]) == 64
     assert {name: facts[name] for name in HOST_FACTS} == {name: setup[name] for name in HOST_FACTS}
     assert facts["ansible_distribution"] == "Debian" and facts["ansible_os_family"] == "Debian"
     assert facts["ansible_processor"] and len(facts["ansible_processor"]) % 3 == 0
