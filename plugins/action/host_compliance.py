@@ -250,22 +250,22 @@ class DeclaredState:
                 "health": self.health, "gpu_items": self.gpu_items}
 
 
-def _fact(facts, name):
-    """``name`` from ansible_facts as playbooks read it, or as modules return it (``ansible_`` prefixed)."""
-    facts = facts or {}
+def _key(facts, name):
+    """The key ``name`` has in ansible_facts: as playbooks read it, or as modules return it (``ansible_``
+    prefixed); None where it has neither."""
     for key in (name, "ansible_" + name):
         if key in facts:
-            return facts[key]
+            return key
     return None
+
+
+def _fact(facts, name):
+    facts = facts or {}
+    key = _key(facts, name)
+    return facts[key] if key else None
 
 
 def _decision_inputs(facts):
     """The facts the declared state is rendered from, by their names under ansible_facts."""
     facts = facts or {}
-    picked = {}
-    for name in DECISION_FACTS:
-        for key in (name, "ansible_" + name):  # as playbooks read them, or as modules return them
-            if key in facts:
-                picked[name] = facts[key]
-                break
-    return picked
+    return dict((name, facts[key]) for name, key in ((name, _key(facts, name)) for name in DECISION_FACTS) if key)

@@ -128,7 +128,7 @@ def gather_host_facts(module, system=None, known_digest=None):
         warnings.append(failure("the digest of the release files and /proc/cpuinfo", exc))
     if digest is not None:
         facts[DIGEST_FACT] = digest
-    if digest is not None and digest == known_digest:
+    if digest and digest == known_digest:
         # Unchanged sources: only the cheap platform facts, read as ever.
         try:
             facts.update(read_platform(module, system))

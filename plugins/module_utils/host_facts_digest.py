@@ -18,6 +18,8 @@ import hashlib
 import platform
 import re
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host_boot_read import read_bytes
+
 # What DistributionFactCollector and its bundled distro read: os-release, lsb-release (and lsb_release's output,
 # made from them), every /etc/*-release and /etc/*_version file, and the update.conf of CoreOS and Flatcar.
 RELEASE_FILES = ("/etc/os-release", "/usr/lib/os-release", "/etc/lsb-release", "/etc/coreos/update.conf",
@@ -42,22 +44,14 @@ def sources_digest(system, uname, files, cpuinfo):
     return digest.hexdigest()
 
 
-def _read_bytes(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
 def read_sources_digest(system):
     """``sources_digest`` of this host; None where /proc/cpuinfo cannot be read (the facts are then read)."""
     paths = set(RELEASE_FILES)
     for pattern in RELEASE_GLOBS:
         paths.update(glob.glob(pattern))
-    cpuinfo = _read_bytes(CPUINFO)
+    cpuinfo = read_bytes(CPUINFO)
     if cpuinfo is None:
         return None
     uname = platform.uname()
-    return sources_digest(system, (uname[2], uname[3], uname[4]), dict((path, _read_bytes(path)) for path in paths),
+    return sources_digest(system, (uname[2], uname[3], uname[4]), dict((path, read_bytes(path)) for path in paths),
                           cpuinfo.decode("utf-8", "surrogateescape"))
