@@ -23,7 +23,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.template import generate_ansible_template_vars, trust_as_template
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import summarize
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import findings_only, summarize
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import (
     GPU_CHECKS,
     evaluate_gpu,
@@ -68,6 +68,7 @@ ARGUMENT_SPEC = {
     "state_cache": {"type": "path"},
     "state_key": {"type": "str", "default": ""},
     "state_cache_max_age": {"type": "int", "default": 7 * 24 * 3600},
+    "detail": {"type": "str", "choices": ["all", "findings"], "default": "all"},
 }
 
 
@@ -122,7 +123,11 @@ class ActionModule(ActionBase):
         gpu_results = with_partition_repairs(gpu_results + evaluate_gpu_items(state.gpu_items, fresh.get("gpu") or {}))
         results = one_cause_once(checked["results"] + gpu_results)
         result.update(changed=False, results=results, summary=summarize(results), gpu=fresh.get("gpu"),
-                      decision=state.decision, module_calls=calls)
+                      module_calls=calls)
+        if args["detail"] == "findings":  # what a fleet's drift report keeps (the option's documentation)
+            result["results"] = findings_only(results)
+        else:
+            result["decision"] = state.decision
         if read_again:
             result["ansible_facts"] = read_again
         return result

@@ -133,6 +133,16 @@ def problems(results):
             for result in results or [] if result.get("status") in PROBLEM_STATUSES]
 
 
+# What a passing result keeps where only findings need their detail (host_compliance detail=findings).
+PASS_FIELDS = ("id", "title", "kind", "role", "label", "severity", "status")
+
+
+def findings_only(results):
+    """``results`` with each passing result cut to PASS_FIELDS; every other result whole."""
+    return [dict((field, result.get(field)) for field in PASS_FIELDS) if result.get("status") == "pass" else result
+            for result in results]
+
+
 def summarize(results):
     counts = dict((status, 0) for status in STATUSES)
     for result in results:

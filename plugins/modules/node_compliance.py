@@ -216,6 +216,11 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.rocm_fleet.core.plugins.module_utils import bytecode_cache
+
+if __name__ == "__main__":  # on a host (AnsiballZ runs the module as __main__), before the imports below compile
+    bytecode_cache.install()
+
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate, summarize

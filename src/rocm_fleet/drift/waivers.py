@@ -188,14 +188,19 @@ def apply_waivers(
     today: datetime.date,
     host_groups: Mapping[str, Iterable[str]] | None = None,
 ) -> DriftReport:
-    """Return a copy of ``report`` with waivers applied (rules in the module docstring)."""
-    result = copy.deepcopy(report)  # not through to_dict: that keeps only the IDs of passed checks
+    """Return a copy of ``report`` with waivers applied (rules in the module docstring).
+
+    ``report`` is left as it was. Only a host that a waiver matches is copied (deeply: its checks change);
+    the others are shared, so a fleet without waivers costs no copy at all.
+    """
     host_groups = host_groups or {}
+    hosts = dict(report.hosts)
     matched_any: set[int] = set()
     matched_failing: set[int] = set()
-    for name, host in result.hosts.items():
+    for name, original in report.hosts.items():
         groups = list(host_groups.get(name, ()))
-        for check in host.checks:
+        host = None
+        for position, check in enumerate(original.checks):
             matching = [
                 index
                 for index, waiver in enumerate(waivers)
@@ -205,6 +210,9 @@ def apply_waivers(
             if check.status not in WAIVABLE_STATUSES or not matching:
                 continue
             matched_failing.update(matching)
+            if host is None:
+                host = hosts[name] = copy.deepcopy(original)
+            check = host.checks[position]
             active = [waivers[index] for index in matching if not waivers[index].expired(today)]
             if active:
                 check.status = "waived"
@@ -215,8 +223,10 @@ def apply_waivers(
             check.message = f"{note}; {check.message}" if check.message else note
             check.waiver = expired.applied()
     stale = sorted(matched_any - matched_failing)
-    result.stale_waivers = list(report.stale_waivers) + [_stale_note(waivers[index], today) for index in stale]
-    return result
+    return dataclasses.replace(
+        report, hosts=hosts,
+        stale_waivers=list(report.stale_waivers) + [_stale_note(waivers[index], today) for index in stale],
+    )
 
 
 def _stale_note(waiver: Waiver, today: datetime.date) -> str:

@@ -181,6 +181,21 @@ def test_cached_facts_that_still_hold_cost_one_call_that_confirms_them():
     assert result["changed"] is False and result["decision"] == {"gpu_count": 2}
 
 
+def test_detail_findings_cuts_the_passing_results_and_leaves_out_the_decision():
+    expect = {"count": 3, "driver": {"loaded": True, "version": "6.12.*"}}
+    whole, _decided = run({"gpu_sources": ["sysfs"]}, host=Host(facts_now=dict(CACHED)), declared=expect)
+    cut, _decided = run({"gpu_sources": ["sysfs"], "detail": "findings"}, host=Host(facts_now=dict(CACHED)),
+                        declared=expect)
+    assert "decision" in whole and "decision" not in cut
+    assert cut["summary"] == whole["summary"] and cut["gpu"] == whole["gpu"]
+    assert cut["ansible_facts"] == whole["ansible_facts"]
+    assert cut["results"][0] == {"id": "ROCM-ENV-001", "title": "profile", "kind": "file",
+                                 "role": "rocm_fleet.core.environment", "label": "environment: /etc/profile.d/rocm.sh",
+                                 "severity": None, "status": "pass"}
+    failed = [result for result in whole["results"] if result["status"] != "pass"]
+    assert failed and [result for result in cut["results"] if result["status"] != "pass"] == failed
+
+
 def test_the_gpu_class_checks_run_on_the_controller_after_the_items():
     expect = {"count": 3, "driver": {"loaded": True, "version": "6.12.*"}}
     result, _decided = run({"gpu_sources": ["sysfs"]}, host=Host(facts_now=dict(CACHED)), declared=expect)

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import STATUSES, evaluate
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import (
+    PASS_FIELDS,
+    STATUSES,
+    evaluate,
+    findings_only,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import compliance_items, normalize
 
 from rocm_fleet.drift.results import ITEM_STATUSES, host_result
@@ -67,6 +72,21 @@ def test_failed_items_become_one_check_per_id_and_one_change_per_object(tmp_path
     ]
     assert host.changes[1].action == "add"
     assert "-export ROCM_PATH=/usr\n+export ROCM_PATH=/opt/rocm\n" in host.changes[0].diff
+
+
+def test_findings_only_reports_as_the_whole_results_do(tmp_path):
+    """drift.yml asks host_compliance for detail=findings: the report must read the same from it."""
+    root = tree(tmp_path, profile="export ROCM_PATH=/usr\n")
+    results, summary = evaluate(items(), root)
+    cut = findings_only(results)
+    passed = [result for result in cut if result["status"] == "pass"]
+    assert passed and all(sorted(result) == sorted(PASS_FIELDS) for result in passed)
+    assert [result for result in cut if result["status"] != "pass"] == [
+        result for result in results if result["status"] != "pass"]
+    whole = host_result({"results": results, "summary": summary, "gpu": None})
+    compact = host_result({"results": cut, "summary": summary, "gpu": None})
+    assert compact.to_dict() == whole.to_dict()
+    assert compact.changes == whole.changes and compact.status == whole.status == "drift"
 
 
 def test_the_diffs_of_one_object_are_joined_in_order():

@@ -154,6 +154,18 @@ def test_waivers_only_touch_matching_hosts_and_failed_checks(tmp_path):
     assert result.hosts["gpu-02"].checks[0].status == "fail"
 
 
+def test_only_a_host_a_waiver_changes_is_copied(tmp_path):
+    waivers = _waivers(tmp_path, "- {check: ROCM-A-001, hosts: gpu-01, reason: r, expires: 2025-12-31}\n")
+    report = _report({"gpu-01": [CheckResult("ROCM-A-001", "a", "fail")],
+                      "gpu-02": [CheckResult("ROCM-A-001", "a", "pass")]})
+    result = apply_waivers(report, waivers, TODAY)
+    assert result is not report and result.hosts is not report.hosts
+    assert result.hosts["gpu-01"] is not report.hosts["gpu-01"]
+    assert result.hosts["gpu-02"] is report.hosts["gpu-02"]  # nothing to change: not copied
+    assert report.hosts["gpu-01"].checks[0].status == "fail"
+    assert apply_waivers(report, [], TODAY).hosts == report.hosts
+
+
 def test_waiver_matching_only_passing_checks_is_reported_stale(tmp_path):
     waivers = _waivers(
         tmp_path,
