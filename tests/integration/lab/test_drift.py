@@ -80,9 +80,13 @@ def check_labels(run, host: str) -> list[str]:
 
 
 def compliance_task(host: str, env: dict | None = None) -> tuple[bool, dict]:
-    """playbooks/drift.yml on ``host`` alone: (whether the play read its facts first, the host_compliance result)."""
+    """playbooks/drift.yml on ``host`` alone: (whether the play read its facts first, the host_compliance result).
+
+    With every result whole and the decision (``compliance_result_detail=all``; the play asks for findings only).
+    """
     result = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", str(LAB_INVENTORY), "playbooks/drift.yml", "--limit", host], cwd=REPO,
+        [str(BIN / "ansible-playbook"), "-i", str(LAB_INVENTORY), "playbooks/drift.yml", "--limit", host,
+         "-e", "compliance_result_detail=all"], cwd=REPO,
         env=ansible_env({"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "json", **(env or {})}),
         capture_output=True, text=True, timeout=300)
     tasks = {task["task"]["name"]: task["hosts"][host] for task in json.loads(result.stdout)["plays"][0]["tasks"]}
