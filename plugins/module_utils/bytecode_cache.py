@@ -61,9 +61,7 @@ class CachingLoader:
         return os.path.join(self.directory, "%s.%s.pyc" % (name[len(PREFIX):], sys.implementation.cache_tag))
 
     def code(self, spec):
-        source = self.loader.get_data(spec.origin) if hasattr(self.loader, "get_data") else None
-        if source is None:
-            source = self.loader.get_source(spec.name).encode("utf-8")
+        source = self.loader.get_data(spec.origin)
         expected = header(source, self.magic)
         path = self.path(spec.name)
         kept = read_kept(path, expected)
@@ -119,7 +117,8 @@ class CachingFinder:
         import importlib.machinery
 
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.submodule_search_locations is not None or not spec.origin or spec.loader is None:
+        if (spec is None or spec.submodule_search_locations is not None or not spec.origin
+                or not hasattr(spec.loader, "get_data")):  # a package, or a loader that cannot give the bytes
             return spec
         spec.loader = CachingLoader(spec.loader, self.directory, self.magic)
         return spec

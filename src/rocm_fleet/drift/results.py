@@ -49,12 +49,12 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
                 id=check_id,
                 title=items[0]["title"],
                 status=status,
-                # A passed item may come as findings_only cut it: no expected, actual or message.
+                # A passed item may come as findings_only cut it, without expected and actual.
                 expected=shown[0].get("expected") if len(shown) == 1 else [item.get("expected") for item in shown],
                 actual=shown[0].get("actual") if len(shown) == 1 else [item.get("actual") for item in shown],
                 repair="; ".join(dict.fromkeys(item["repair"] for item in findings if item.get("repair"))),
-                message="; ".join(item.get("message") or "" for item in findings) if findings else
-                items[0].get("message") if skipped else f"{len(items)} item(s) as expected",
+                message="; ".join(item["message"] for item in findings) if findings else
+                items[0]["message"] if skipped else f"{len(items)} item(s) as expected",
             )
         )
     return checks
