@@ -23,7 +23,11 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.template import generate_ansible_template_vars, trust_as_template
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import findings_only, summarize
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import (
+    findings_only,
+    gpu_brief,
+    summarize,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import (
     GPU_CHECKS,
     evaluate_gpu,
@@ -53,8 +57,6 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables imp
 ROLES = ["repo", "packages", "kernel", "partitions", "access", "environment"]
 # Everything a role's objects may read from ansible_facts: what gpu_facts and node_compliance gather.
 DECISION_FACTS = ("gpu",) + HOST_FACTS
-# The OS data each role loaded (tasks/vars.yml) was chosen by these.
-OS_FACTS = ("os_family", "distribution")
 GPU_INPUTS = "__compliance_gpu_inputs"
 HEALTH_INPUTS = "__compliance_health_inputs"
 # ansible.builtin.template's defaults, which every role template is written for.
@@ -100,13 +102,11 @@ class ActionModule(ActionBase):
                 # Their sources unchanged, the call left out the facts read from them: the cached ones hold.
                 fresh = dict(dict((name, facts[name]) for name in DIGEST_FACTS if name in facts), **fresh)
             calls = 1
-            if read_again and fresh.get("gpu") and fresh != facts:
-                # The host changed since the cached facts: decide again from what it reports now.
-                if any(fresh.get(name) != facts.get(name) for name in OS_FACTS):
-                    now = ", ".join(str(fresh.get(name)) for name in OS_FACTS)
-                    raise HostComplianceError("its OS changed since the cached facts (now %s); run drift again, "
-                                              "which reads the new OS's role data" % now)
-                state = self._declared_state(args, task_vars, fresh)
+            changed = bool(read_again) and fresh != facts
+            if changed and fresh.get("gpu"):
+                # The host changed since the cached facts (a GPU, a kernel, its OS reinstalled): decide again
+                # from what it reports now, the new OS's role data included.
+                state = self._declared_state(args, task_vars, fresh, injected=facts)
                 checked = self._evaluate(args, task_vars, state, confirm=False)
                 calls = 2
         except AnsibleConnectionFailure:
@@ -125,10 +125,12 @@ class ActionModule(ActionBase):
         result.update(changed=False, results=results, summary=summarize(results), gpu=fresh.get("gpu"),
                       module_calls=calls)
         if args["detail"] == "findings":  # what a fleet's drift report keeps (the option's documentation)
-            result["results"] = findings_only(results)
+            result.update(results=findings_only(results), gpu=gpu_brief(result["gpu"]))
         else:
             result["decision"] = state.decision
-        if read_again:
+        if changed:
+            # The fact cache keeps what the host reports now. Facts that still hold are not sent again: each
+            # would be copied, cleaned and written once more by Ansible's single main process.
             result["ansible_facts"] = read_again
         return result
 
@@ -143,6 +145,8 @@ class ActionModule(ActionBase):
                 module_args["host_facts_digest"] = digest
             if args["gpu_sources"] is not None:  # else gpu_facts' default
                 module_args["gpu_sources"] = args["gpu_sources"]
+        if args["detail"] == "findings":  # folded on the host: less to serialize, send and parse
+            module_args["detail"] = "findings"
         return self._execute_module(
             module_name="rocm_fleet.core.node_compliance", module_args=module_args, task_vars=task_vars
         )
@@ -165,9 +169,9 @@ class ActionModule(ActionBase):
                                   % (host, args["state_cache"], to_text(error)))
         return state
 
-    def _declared_state(self, args, task_vars, facts):
+    def _declared_state(self, args, task_vars, facts, injected=None):
         """The decision, every role's items and the GPU class expectations, without the skipped checks."""
-        variables = dict(task_vars, ansible_facts=dict(task_vars.get("ansible_facts") or {}, **facts))
+        variables = _with_facts(task_vars, facts, injected)
         # Each role's OS data (vars/<family>.yml, <distribution>.yml; internals only), as its tasks/os_vars.yml
         # includes them: from the files the same function names, above the inventory and the roles' vars.
         for role in args["roles"]:
@@ -268,6 +272,17 @@ def _fact(facts, name):
     facts = facts or {}
     key = _key(facts, name)
     return facts[key] if key else None
+
+
+def _with_facts(task_vars, facts, injected=None):
+    """``task_vars`` with ``facts`` in ansible_facts. ``injected``: the facts the play's variables were made
+    from, where ``facts`` are newer; their ``ansible_<name>`` variables (INJECT_FACTS_AS_VARS) take the newer
+    values too, so a role reading either name sees the host as it is now."""
+    variables = dict(task_vars, ansible_facts=dict(task_vars.get("ansible_facts") or {}, **facts))
+    for name in injected or ():
+        if "ansible_" + name in variables:
+            variables["ansible_" + name] = facts.get(name)
+    return variables
 
 
 def _decision_inputs(facts):

@@ -133,21 +133,43 @@ def problems(results):
             for result in results or [] if result.get("status") in PROBLEM_STATUSES]
 
 
-# What a passing result keeps where only findings need their detail (host_compliance detail=findings).
-PASS_FIELDS = ("id", "title", "kind", "role", "label", "severity", "status")
-
-
 def findings_only(results):
-    """``results`` with each passing result cut to PASS_FIELDS; every other result whole."""
-    return [dict((field, result.get(field)) for field in PASS_FIELDS) if result.get("status") == "pass" else result
-            for result in results]
+    """``results`` with each check's passing items folded into one entry, every other result whole.
+
+    The entry is ``{id, title, status: pass, items: N}``, where the check's first passing item was: what a
+    fleet's drift report shows of a passed check (host_compliance detail=findings). Folding folded results
+    again adds their ``items``.
+    """
+    out, passed = [], {}
+    for result in results:
+        if result.get("status") != "pass":
+            out.append(result)
+            continue
+        entry = passed.get(result.get("id"))
+        if entry is None:
+            entry = passed[result.get("id")] = {"id": result.get("id"), "title": result.get("title"),
+                                                "status": "pass", "items": 0}
+            out.append(entry)
+        entry["items"] += result.get("items", 1)
+    return out
+
+
+def gpu_brief(gpu):
+    """What a fleet's drift report shows of the gpu fact (its GPU line and link picture), the rest left out."""
+    if not isinstance(gpu, dict):
+        return gpu
+    devices = [dict((key, device.get(key)) for key in ("product", "numa_node")) if isinstance(device, dict) else device
+               for device in gpu.get("devices") or []]
+    topology = gpu.get("topology") if isinstance(gpu.get("topology"), dict) else {}
+    return {"count": gpu.get("count"), "devices": devices, "topology": {"link_type": topology.get("link_type")}}
 
 
 def summarize(results):
+    """Counts of the items by status (a folded entry counts as its ``items``), and ``total``."""
     counts = dict((status, 0) for status in STATUSES)
     for result in results:
-        counts[result["status"]] += 1
-    counts["total"] = len(results)
+        counts[result["status"]] += result.get("items", 1)
+    counts["total"] = sum(counts.values())
     return counts
 
 

@@ -87,10 +87,13 @@ options:
   detail:
     description:
       - V(all) returns every result whole, and the decision.
-      - V(findings) cuts each passing result to its C(id), C(title), C(kind), C(role), C(label), C(severity) and
-        C(status), and leaves out RV(decision); every other result is whole. The nightly drift asks for this, as its
-        report lists a passed check by its ID, and a fleet's results pass through Ansible's single main process
-        (about 75 KB a compliant 8-GPU host in full, a third of that cut).
+      - V(findings) folds each check's passing items into one result (its C(id), C(title), C(status) and the number
+        of C(items)), already on the host
+        (M(rocm_fleet.core.node_compliance)'s O(rocm_fleet.core.node_compliance#module:detail)), cuts RV(gpu) to
+        what a drift report shows (C(count), each device's C(product) and C(numa_node), C(topology.link_type)) and
+        leaves out RV(decision); every other result is whole. The nightly drift asks for this, as its report lists
+        a passed check by its ID, and a fleet's results pass through Ansible's single main process (about 75 KB a
+        compliant 8-GPU host in full, 6 KB folded).
     type: str
     choices: [all, findings]
     default: all
@@ -133,16 +136,17 @@ results:
   description:
     - One result per item, per GPU class check and per health check (per GPU where it applies), as
       M(rocm_fleet.core.node_compliance) returns them; a health check whose reading is no value is C(unknown).
+    - With O(detail=findings), one result per check for its passing items, with their number in C(items).
   returned: success
   type: list
   elements: dict
 summary:
-  description: Counts of results by status.
+  description: Counts of the items by status, the same whatever O(detail).
   returned: success
   type: dict
   sample: {pass: 41, fail: 0, error: 0, skipped: 0, unknown: 0, warn: 0, total: 41}
 gpu:
-  description: The C(gpu) fact the checks read.
+  description: The C(gpu) fact the checks read; with O(detail=findings), what a drift report shows of it.
   returned: success
   type: dict
 decision:
@@ -150,8 +154,10 @@ decision:
   returned: success, unless O(detail=findings)
   type: dict
 ansible_facts:
-  description: The gpu fact and the OS facts read again (C(distribution), C(os_family), C(kernel), C(processor), ...).
-  returned: when O(facts_fresh=false)
+  description:
+    - The gpu fact and the OS facts read again (C(distribution), C(os_family), C(kernel), C(processor), ...), for the
+      fact cache; the task decided again from them, an OS reinstalled since included.
+  returned: when O(facts_fresh=false) and the facts read again differ from those decided from
   type: dict
 module_calls:
   description:

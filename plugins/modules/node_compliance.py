@@ -85,6 +85,15 @@ options:
         C(skip) (check IDs) and C(before_install) (preflight, ROCM-KERN-003 judges whether a module DKMS would
         build now could load); see C(docs/compliance-checks.md).
     type: dict
+  detail:
+    description:
+      - V(all) returns every result whole.
+      - V(findings) folds each check's passing items into one result (its C(id), C(title), C(status) and the number
+        of C(items)) and leaves the items out of RV(invocation); every other result is whole.
+        M(rocm_fleet.core.host_compliance) asks for it where a fleet's report needs no more.
+    type: str
+    choices: [all, findings]
+    default: all
   root:
     description:
       - Root of the tree to inspect, so tests and chroot inspections can point at another tree.
@@ -136,7 +145,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 results:
-  description: One entry per item.
+  description: One entry per item; with O(detail=findings), one entry per check for its passing items.
   returned: always
   type: list
   elements: dict
@@ -144,6 +153,10 @@ results:
     id:
       description: The item's ID.
       type: str
+    items:
+      description: How many passing items the entry stands for.
+      returned: for the folded passing entries of O(detail=findings)
+      type: int
     title:
       description: The item's title.
       type: str
@@ -202,7 +215,7 @@ results:
       diff: ""
       action: set
 summary:
-  description: Counts of results by status, and C(total).
+  description: Counts of the items by status, and C(total); the same whatever O(detail).
   returned: always
   type: dict
   sample: {pass: 41, fail: 2, error: 0, skipped: 0, unknown: 0, warn: 0, total: 43}
@@ -223,7 +236,11 @@ if __name__ == "__main__":  # on a host (AnsiballZ runs the module as __main__),
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import evaluate, summarize
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import (
+    evaluate,
+    findings_only,
+    summarize,
+)
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import evaluate_health
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
 
@@ -240,6 +257,7 @@ def main():
             gpu_sources=dict(type="list", elements="str", choices=list(SOURCES)),
             health=dict(type="dict"),
             host_facts_digest=dict(type="str"),
+            detail=dict(type="str", choices=["all", "findings"], default="all"),
             root=dict(type="path", default="/", aliases=["sysfs_root"]),
             timeout=dict(type="int", default=30),
         ),
@@ -255,8 +273,14 @@ def main():
             summary = summarize(results)
     except Exception as exc:  # never end in a traceback
         module.fail_json(msg="node_compliance: evaluation failed: %s: %s" % (type(exc).__name__, exc))
+    returned = dict(changed=False, results=results, summary=summary)
+    if params["detail"] == "findings":
+        # The caller has the items and the health expectations it sent: echoed back they would only be
+        # scrubbed for secrets, serialized and parsed again, on every host of a fleet.
+        returned.update(results=findings_only(results), invocation={"module_args": dict(
+            params, items="%d item(s)" % len(params["items"]), health=None if params["health"] is None else "given")})
     if not params["facts"]:
-        module.exit_json(changed=False, results=results, summary=summary)
+        module.exit_json(**returned)
     warnings, gpu = [], None
     gather_params = {"sysfs_root": params["root"], "sources": params["gpu_sources"] or list(DEFAULT_SOURCES),
                      "timeout": params["timeout"]}
@@ -268,7 +292,7 @@ def main():
     host, host_warnings = gather_host_facts(module, known_digest=params["host_facts_digest"])
     for warning in warnings + host_warnings:
         module.warn(warning)
-    module.exit_json(changed=False, results=results, summary=summary, ansible_facts=dict(host, gpu=gpu))
+    module.exit_json(ansible_facts=dict(host, gpu=gpu), **returned)
 
 
 if __name__ == "__main__":

@@ -68,12 +68,14 @@ def test_the_drift_playbook_publishes_its_summary_once_for_a_workflow(tmp_path):
     assert stats["hosts"] == 3 and stats["not_checked"] == 1 and stats["not_checked_hosts"] == ["nowhere"]
     assert stats["compliant"] + stats["unverified"] + stats["drift"] == 2
     assert stats["failing_checks"] == failing
-    # The play asks for findings only (compliance_result_detail): a passed item is its ID and status, no more.
+    # The play asks for findings only (compliance_result_detail): a check's passed items are one entry, its ID,
+    # title, status and their number, no more.
     localhost = tasks[COMPLIANCE_TASK]["localhost"]
     passed = [item for item in localhost["results"] if item["status"] == "pass"]
-    assert passed and all("expected" not in item and "actual" not in item for item in passed)
+    assert passed and all(sorted(item) == ["id", "items", "status", "title"] for item in passed)
+    assert len({item["id"] for item in passed}) == len(passed)
     assert all("expected" in item for item in localhost["results"] if item["status"] in ("fail", "error"))
-    assert "decision" not in localhost and localhost["summary"]["pass"] == len(passed)
+    assert "decision" not in localhost and localhost["summary"]["pass"] == sum(item["items"] for item in passed)
     assert stats["ok"] is False
     # The same numbers the play recap gives.
     assert output["stats"]["nowhere"]["unreachable"] == 1

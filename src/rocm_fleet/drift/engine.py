@@ -26,7 +26,9 @@ from rocm_fleet.drift.results import host_result
 
 # By its name, so the same command runs from a checkout and from the installed collection (rocm_fleet.collection).
 PLAYBOOK = "rocm_fleet.core.drift"
-FACT_CACHE_SECONDS = 7 * 24 * 3600
+# The cached facts never expire (0): they never stand in unconfirmed (host_compliance reads them again in its one
+# call and decides again where they changed), and a run writes a host's facts only when they changed.
+FACT_CACHE_SECONDS = 0
 COMPLIANCE_ACTIONS = ("rocm_fleet.core.host_compliance", "host_compliance")
 
 
@@ -156,7 +158,7 @@ def collect(
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
         # ansible-runner turns host key checking off unless told: keep the caller's setting, else Ansible's default.
         "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
-        # How long a host's facts may stand in for a first look (the fact cache, below).
+        # The fact cache (below) keeps a host's facts until they change.
         "ANSIBLE_CACHE_PLUGIN_TIMEOUT": str(FACT_CACHE_SECONDS),
     }
     # ansible-runner keeps Ansible's jsonfile fact cache in its (temporary) artifacts

@@ -44,17 +44,18 @@ def check_results(results: list[Mapping]) -> list[CheckResult]:
         status = next((wanted for wanted in _PRECEDENCE if any(item["status"] == wanted for item in findings)),
                       "skipped" if skipped else "pass")
         shown = findings or items
+        count = sum(item.get("items", 1) for item in items)
         checks.append(
             CheckResult(
                 id=check_id,
                 title=items[0]["title"],
                 status=status,
-                # A passed item may come as findings_only cut it, without expected and actual.
+                # Passed items may come folded by findings_only: one entry, no expected or actual, ``items`` of them.
                 expected=shown[0].get("expected") if len(shown) == 1 else [item.get("expected") for item in shown],
                 actual=shown[0].get("actual") if len(shown) == 1 else [item.get("actual") for item in shown],
                 repair="; ".join(dict.fromkeys(item["repair"] for item in findings if item.get("repair"))),
                 message="; ".join(item["message"] for item in findings) if findings else
-                items[0]["message"] if skipped else f"{len(items)} item(s) as expected",
+                items[0]["message"] if skipped else f"{count} item(s) as expected",
             )
         )
     return checks

@@ -50,7 +50,18 @@ def test_the_facts_compared_are_the_gathered_ones_under_either_name():
 
 def test_the_decision_facts_are_what_node_compliance_reads_again():
     assert host_compliance.DECISION_FACTS == ("gpu",) + HOST_FACTS
-    assert set(host_compliance.OS_FACTS) <= set(host_compliance.DECISION_FACTS)
+
+
+def test_newer_facts_replace_the_cached_ones_under_both_names():
+    task_vars = dict(HOST, ansible_facts=dict(CACHED, fqdn="gpu-01"), ansible_distribution="Ubuntu",
+                     ansible_os_family="Debian", site_value="x")
+    now = dict(CACHED, distribution="RedHat", os_family="RedHat")
+    variables = host_compliance._with_facts(task_vars, now, injected=CACHED)
+    assert variables["ansible_facts"] == dict(now, fqdn="gpu-01")
+    assert variables["ansible_distribution"] == variables["ansible_os_family"] == "RedHat"
+    assert "ansible_kernel" not in variables and variables["site_value"] == "x"  # only what the play injected
+    assert task_vars["ansible_distribution"] == "Ubuntu"  # the play's own variables stay as they were
+    assert host_compliance._with_facts(task_vars, now)["ansible_distribution"] == "Ubuntu"
 
 
 def test_the_roles_evaluated_are_the_roles_that_manage_objects():
@@ -144,7 +155,7 @@ def run(args=None, facts=None, host=None, declared=None, **variables):
     action = host_compliance.ActionModule(task, connection, None, loader, Templar(loader=loader, variables=task_vars))
     decided_from = []
     if declared is not False:
-        def declared_state(args, task_vars, facts):
+        def declared_state(args, task_vars, facts, injected=None):
             decided_from.append(facts)
             items = [{"id": "ROCM-ENV-001", "kind": "file", "expect": {"path": "/etc/profile.d/rocm.sh"}}]
             gpu_expect = declared or {"count": 2, "driver": {"loaded": True, "version": "6.12.*"}}
@@ -177,21 +188,25 @@ def test_cached_facts_that_still_hold_cost_one_call_that_confirms_them():
                                            "expect": {"path": "/etc/profile.d/rocm.sh"}}],
                                 "timeout": 30, "facts": True, "gpu_sources": ["sysfs"]}
     assert decided == [CACHED] and result["module_calls"] == 1
-    assert result["ansible_facts"] == CACHED and result["gpu"] == GPU
+    # Facts that still hold are not sent again: the fact cache has them.
+    assert "ansible_facts" not in result and result["gpu"] == GPU
     assert result["changed"] is False and result["decision"] == {"gpu_count": 2}
 
 
-def test_detail_findings_cuts_the_passing_results_and_leaves_out_the_decision():
+def test_detail_findings_folds_the_passing_results_and_leaves_out_the_decision():
     expect = {"count": 3, "driver": {"loaded": True, "version": "6.12.*"}}
-    whole, _decided = run({"gpu_sources": ["sysfs"]}, host=Host(facts_now=dict(CACHED)), declared=expect)
-    cut, _decided = run({"gpu_sources": ["sysfs"], "detail": "findings"}, host=Host(facts_now=dict(CACHED)),
-                        declared=expect)
+    now = dict(CACHED, kernel="6.8.0-41-generic")
+    whole, _decided = run({"gpu_sources": ["sysfs"]}, host=Host(facts_now=dict(now)), declared=expect)
+    host = Host(facts_now=dict(now))
+    cut, _decided = run({"gpu_sources": ["sysfs"], "detail": "findings"}, host=host, declared=expect)
+    # Folded on the host too (the stand-in folds nothing: the action folds what it gets).
+    assert [args["detail"] for _name, args in host.calls] == ["findings", "findings"]
     assert "decision" in whole and "decision" not in cut
-    assert cut["summary"] == whole["summary"] and cut["gpu"] == whole["gpu"]
-    assert cut["ansible_facts"] == whole["ansible_facts"]
-    assert cut["results"][0] == {"id": "ROCM-ENV-001", "title": "profile", "kind": "file",
-                                 "role": "rocm_fleet.core.environment", "label": "environment: /etc/profile.d/rocm.sh",
-                                 "severity": None, "status": "pass"}
+    assert cut["summary"] == whole["summary"] and cut["ansible_facts"] == whole["ansible_facts"] == now
+    # The report's GPU line and picture, no more.
+    assert cut["gpu"] == {"count": 2, "devices": [{"product": "AMD Radeon PRO W7900", "numa_node": 0}] * 2,
+                          "topology": {"link_type": None}}
+    assert cut["results"][0] == {"id": "ROCM-ENV-001", "title": "profile", "status": "pass", "items": 1}
     failed = [result for result in whole["results"] if result["status"] != "pass"]
     assert failed and [result for result in cut["results"] if result["status"] != "pass"] == failed
 
@@ -221,12 +236,14 @@ def test_facts_that_changed_since_the_cache_are_decided_from_again_in_a_second_c
     assert checks["ROCM-GPU-001"]["message"] == "expected 2 GPUs, found 1"
 
 
-def test_an_os_that_changed_since_the_cache_stops_the_host():
-    host = Host(facts_now=dict(CACHED, distribution="Debian", os_family="Debian"))
-    result, _decided = run({"gpu_sources": ["sysfs"]}, host=host)
-    assert result["failed"] and len(host.calls) == 1
-    assert result["msg"] == ("host gpu-01: its OS changed since the cached facts (now Debian, Debian); run drift "
-                             "again, which reads the new OS's role data")
+def test_an_os_that_changed_since_the_cache_is_decided_from_again_and_kept():
+    now = dict(CACHED, distribution="Debian", os_family="Debian")
+    host = Host(facts_now=now)
+    result, decided = run({"gpu_sources": ["sysfs"]}, host=host)
+    assert not result.get("failed"), result.get("msg")
+    assert decided == [CACHED, now] and result["module_calls"] == 2
+    # A failed task's facts never reach the fact cache: the host's new OS is kept by an ok result.
+    assert result["ansible_facts"] == now
 
 
 def test_fresh_facts_are_not_read_again_nor_returned():
@@ -324,19 +341,20 @@ def test_the_cached_digest_goes_to_the_call_and_the_facts_it_leaves_out_are_the_
     assert host.calls[0][1]["host_facts_digest"] == DIGEST
     decided_from = {name: value for name, value in cached.items() if name != "host_facts_digest"}
     assert decided == [decided_from] and result["module_calls"] == 1  # nothing changed: no second call
-    assert result["ansible_facts"] == now  # the fact cache keeps the left-out facts as they were
+    assert "ansible_facts" not in result  # nothing changed: the fact cache keeps its facts as they were
 
 
 def test_a_digest_that_changed_takes_the_facts_as_read_and_a_missing_one_is_missing():
     cached = dict(CACHED, host_facts_digest=DIGEST)
     # A new digest, and no distribution read: the cached distribution must not stand in for it.
     now = {"gpu": GPU, "os_family": "Debian", "kernel": CACHED["kernel"], "ansible_host_facts_digest": "b" * 64}
-    result, _decided = run({"gpu_sources": ["sysfs"]}, facts=cached, host=Host(facts_now=now))
-    assert result["failed"] and "its OS changed since the cached facts (now Debian, None)" in result["msg"]
+    result, decided = run({"gpu_sources": ["sysfs"]}, facts=cached, host=Host(facts_now=now))
+    assert decided[1] == {"gpu": GPU, "os_family": "Debian", "kernel": CACHED["kernel"]}
+    assert result["ansible_facts"] == now
 
 
 def test_without_a_cached_digest_none_is_sent_and_a_fact_read_as_missing_stays_missing():
     host = Host(facts_now={"gpu": GPU, "os_family": "Debian", "kernel": CACHED["kernel"]})
-    result, _decided = run({"gpu_sources": ["sysfs"]}, host=host)
+    _result, decided = run({"gpu_sources": ["sysfs"]}, host=host)
     assert "host_facts_digest" not in host.calls[0][1]
-    assert result["failed"] and "(now Debian, None)" in result["msg"]
+    assert decided[1] == {"gpu": GPU, "os_family": "Debian", "kernel": CACHED["kernel"]}

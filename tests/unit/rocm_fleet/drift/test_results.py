@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import (
-    PASS_FIELDS,
     STATUSES,
     evaluate,
     findings_only,
+    summarize,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import compliance_items, normalize
 
@@ -80,7 +80,13 @@ def test_findings_only_reports_as_the_whole_results_do(tmp_path):
     results, summary = evaluate(items(), root)
     cut = findings_only(results)
     passed = [result for result in cut if result["status"] == "pass"]
-    assert passed and all(sorted(result) == sorted(PASS_FIELDS) for result in passed)
+    # One entry per check for its passing items, where its first one was.
+    assert [result["id"] for result in passed] == list(dict.fromkeys(
+        result["id"] for result in results if result["status"] == "pass"))
+    assert all(sorted(result) == ["id", "items", "status", "title"] for result in passed)
+    assert sum(result["items"] for result in passed) == summary["pass"] and max(r["items"] for r in passed) > 1
+    assert findings_only(cut) == cut  # folding again changes nothing
+    assert summarize(cut) == summary  # the counts are of items, folded or not
     assert [result for result in cut if result["status"] != "pass"] == [
         result for result in results if result["status"] != "pass"]
     whole = host_result({"results": results, "summary": summary, "gpu": None})
