@@ -89,7 +89,7 @@ options:
     description:
       - V(all) returns every result whole.
       - V(findings) folds each check's passing items into one result (its C(id), C(title), C(status) and the number
-        of C(items)) and leaves the items out of RV(invocation); every other result is whole.
+        of C(items)) and leaves the items out of the C(invocation) it returns; every other result is whole.
         M(rocm_fleet.core.host_compliance) asks for it where a fleet's report needs no more.
     type: str
     choices: [all, findings]
