@@ -102,8 +102,8 @@ class ActionModule(ActionBase):
                 # Their sources unchanged, the call left out the facts read from them: the cached ones hold.
                 fresh = dict(dict((name, facts[name]) for name in DIGEST_FACTS if name in facts), **fresh)
             calls = 1
-            changed = bool(read_again) and fresh != facts
-            if changed and fresh.get("gpu"):
+            facts_changed = bool(read_again) and fresh != facts
+            if facts_changed and fresh.get("gpu"):
                 # The host changed since the cached facts (a GPU, a kernel, its OS reinstalled): decide again
                 # from what it reports now, the new OS's role data included.
                 state = self._declared_state(args, task_vars, fresh, injected=facts)
@@ -128,7 +128,7 @@ class ActionModule(ActionBase):
             result.update(results=findings_only(results), gpu=gpu_brief(result["gpu"]))
         else:
             result["decision"] = state.decision
-        if changed:
+        if facts_changed:
             # The fact cache keeps what the host reports now. Facts that still hold are not sent again: each
             # would be copied, cleaned and written once more by Ansible's single main process.
             result["ansible_facts"] = read_again

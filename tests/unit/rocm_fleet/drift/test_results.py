@@ -7,6 +7,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluat
     STATUSES,
     evaluate,
     findings_only,
+    gpu_brief,
     summarize,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import compliance_items, normalize
@@ -194,3 +195,15 @@ def test_an_item_status_this_version_does_not_know_is_an_error_not_a_pass():
     (check,) = host_result({"results": [_item("ROCM-X-001", "pass"), _item("ROCM-X-001", "maybe", "odd")]}).checks
     assert check.status == "error"
     assert check.message == "status 'maybe' is not one of pass, fail, error, skipped, unknown, warn: odd"
+
+
+def test_the_gpu_brief_draws_the_report_the_whole_gpu_fact_draws():
+    """host_compliance detail=findings sends gpu_brief of the gpu fact: the report's GPU line must not change."""
+    gpu = {"count": 2, "schema": 2, "driver": {"loaded": True}, "sources": {"sysfs": "ok"},
+           "devices": [{"index": 0, "product": "AMD Instinct MI300X OAM", "numa_node": 0, "gfx_target": "gfx942"},
+                       {"index": 1, "product": "AMD Instinct MI300X OAM", "numa_node": 1, "gfx_target": "gfx942"}],
+           "topology": {"link_type": [["SELF", "XGMI"], ["XGMI", "SELF"]], "hops": [[0, 1], [1, 0]]}}
+    whole = host_result({"results": [], "gpu": gpu})
+    brief = host_result({"results": [], "gpu": gpu_brief(gpu)})
+    assert brief.to_dict() == whole.to_dict() and whole.gpu is not None
+    assert gpu_brief(None) is None
