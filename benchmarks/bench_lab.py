@@ -26,4 +26,7 @@ def bench_inventory(env: dict, workdir: Path) -> Path:
     inventory = workdir / "inventory"
     shutil.copytree(source, inventory)
     shutil.copy(Path(env["ROCM_FLEET_LAB_DIR"]) / "inventory" / "scale.yml", inventory / "scale.yml")
+    port = env.get("ROCM_FLEET_LAB_MIRROR_PORT")
+    if port:  # the instance's own mirror: group_vars/all beats the inventory file's all:vars, so a file after it
+        (inventory / "group_vars" / "all" / "zz_instance.yml").write_text(f"---\nlab_mirror_port: {int(port)}\n")
     return inventory

@@ -21,7 +21,6 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_json import gpu_entries_of
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tools import tool_int
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
@@ -111,6 +110,9 @@ def amd_smi_gpu_entries(document):
     """``[(gpu number, entry)]`` of a parsed ``amd-smi metric --json`` document, found as gpu_facts finds them
     (bare list or "gpu_data"; CPU, core and NIC entries passed over). Raises ValueError when it holds no GPU
     entry but entries of no known kind, or is no amd-smi document at all."""
+    # Imported here: a nightly check reads sysfs only, and amd-smi's parsers cost every host their import.
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_amd_smi_json import gpu_entries_of
+
     entries, unknown = gpu_entries_of(document)
     if unknown and not entries:
         raise ValueError("amd-smi metric JSON: %d entries without a 'gpu' number and no GPU entry" % unknown)

@@ -7,6 +7,7 @@ import sys
 
 from rocm_fleet import __version__
 from rocm_fleet.collection import NotInstalled
+from rocm_fleet.lab.inventory import InventoryError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except NotInstalled as error:  # run installed, for something only a checkout has: say what to do
         print(f"rocm-fleet: {error}", file=sys.stderr)
+        return 2
+    except InventoryError as error:  # the lab's inventory names what is wrong and where: no traceback
+        print(f"rocm-fleet {args.command}: {error}", file=sys.stderr)
         return 2
 
 

@@ -33,8 +33,8 @@ all:
 pytestmark = pytest.mark.slow
 
 
-def _playbook(*args: str) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+def _playbook(*args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, **env, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                        ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_SHOW_CUSTOM_STATS="1",
                        ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_NOCOLOR="1")
     return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), *args],
@@ -86,3 +86,15 @@ def test_the_drift_playbook_publishes_its_summary_once_for_a_workflow(tmp_path):
     clean = {**stats, "compliant": 2, "drift": 0, "unverified": 0, "not_checked": 0, "hosts": 2, "ok": True,
              "failing_checks": [], "drift_hosts": [], "unverified_hosts": [], "not_checked_hosts": []}
     assert _gate(tmp_path, clean) == (0, "all 2 hosts checked and compliant")
+
+
+def test_rocm_fleet_drift_turns_the_summary_off_since_it_builds_its_own_report(tmp_path):
+    """The engine's environment says so (tests/unit/rocm_fleet/drift/test_engine.py); set_stats would read every
+    host's variables again."""
+    (tmp_path / "hosts.yml").write_text(INVENTORY.split("    nowhere:")[0])
+    completed = _playbook("-i", str(tmp_path / "hosts.yml"), "playbooks/drift.yml", ROCM_FLEET_DRIFT_SET_STATS="false")
+    output = json.loads(completed.stdout)
+    tasks = {task["task"]["name"]: task["hosts"] for task in output["plays"][0]["tasks"]}
+    assert tasks[STATS_TASK]["localhost"].get("skipped") is True, tasks[STATS_TASK]
+    assert "rocm_fleet_drift" not in output.get("global_custom_stats", {})
+    assert set(tasks[COMPLIANCE_TASK]) == {"localhost", "localhost-again"}

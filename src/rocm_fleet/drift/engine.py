@@ -160,6 +160,9 @@ def collect(
         "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
         # The fact cache (below) keeps a host's facts until they change.
         "ANSIBLE_CACHE_PLUGIN_TIMEOUT": str(FACT_CACHE_SECONDS),
+        # The report is built here from each host's result: the playbook's set_stats summary (for AWX
+        # workflows) would read every host's variables once more at the end, serially, for no reader.
+        "ROCM_FLEET_DRIFT_SET_STATS": "false",
     }
     # ansible-runner keeps Ansible's jsonfile fact cache in its (temporary) artifacts
     # unless given a directory: each host's facts from the run before let host_compliance

@@ -93,7 +93,17 @@ def _refuse_unread_debian_settings(inventory_dir: Path) -> None:
 def committed_hosts(inventory_dir: Path | None = None) -> list[HostSpec]:
     inventory_dir = inventory_dir or paths.inventory_dir()
     hosts_file = inventory_dir / "hosts.yml"
-    data = yaml.safe_load(hosts_file.read_text()) or {}
+    if not hosts_file.is_file():
+        raise InventoryError(
+            f"{hosts_file}: no such file; the lab's inventory is a directory with hosts.yml (a copy of the"
+            f" checkout's inventory/lab); set ROCM_FLEET_LAB_INVENTORY to one"
+        )
+    try:
+        data = yaml.safe_load(hosts_file.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise InventoryError(f"{hosts_file}: not valid YAML ({error}); fix the file and run again") from None
+    if not isinstance(data, dict):
+        raise InventoryError(f"{hosts_file}: must be a mapping of groups, as Ansible's YAML inventory is")
     found: dict = {}
     for group_name, group in data.items():
         _walk(group_name, group, (), {}, found)

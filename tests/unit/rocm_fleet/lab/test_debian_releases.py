@@ -185,3 +185,23 @@ def test_up_reinstalls_a_host_whose_disk_holds_another_release(fake_lab, tmp_pat
     assert not (tmp_path / "state" / "hosts" / "d13" / "upper").exists()
     assert (tmp_path / "state" / "hosts" / "d12" / "upper").exists()
     assert {host.spec.name: host.spec.debian for host in lab.existing_hosts()} == {"d12": "12"}
+
+
+@pytest.mark.parametrize(
+    ("hosts_yml", "says"),
+    [(None, "no such file"), ("all: [unclosed", "not valid YAML"), ("- a list", "must be a mapping")],
+)
+def test_a_missing_or_broken_lab_inventory_is_named_with_what_to_do_not_a_traceback(tmp_path, monkeypatch, capsys,
+                                                                                      hosts_yml, says):
+    from rocm_fleet import cli
+
+    if hosts_yml is not None:
+        (tmp_path / "hosts.yml").write_text(hosts_yml)
+    with pytest.raises(inventory.InventoryError, match=says):
+        inventory.committed_hosts(tmp_path)
+    monkeypatch.setenv("ROCM_FLEET_LAB_INVENTORY", str(tmp_path))
+    monkeypatch.setattr("rocm_fleet.lab.cli._require_root", lambda: None)
+    monkeypatch.setattr("rocm_fleet.lab.cli._require_lab_keys", lambda: None)
+    assert cli.main(["lab", "up"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"rocm-fleet lab: {tmp_path / 'hosts.yml'}: ") and says in error
