@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,3 +31,20 @@ def bench_inventory(env: dict, workdir: Path) -> Path:
     if port:  # the instance's own mirror: group_vars/all beats the inventory file's all:vars, so a file after it
         (inventory / "group_vars" / "all" / "zz_instance.yml").write_text(f"---\nlab_mirror_port: {int(port)}\n")
     return inventory
+
+
+CONTROL_PATH_DIR = Path("~/.ansible/cp").expanduser()  # Ansible's default control_path_dir
+
+
+def close_kept_connections(control_path_dir: Path = CONTROL_PATH_DIR) -> int:
+    """Ask every ssh connection Ansible kept open (ControlPersist, ansible.cfg) to close; how many were open.
+
+    A nightly run finds none open: a command timed within a minute of another would reuse its connections and
+    skip every host's ssh handshake. Only the masters behind Ansible's own control sockets are asked.
+    """
+    closed = 0
+    for socket in sorted(control_path_dir.glob("*")) if control_path_dir.is_dir() else []:
+        done = subprocess.run(["ssh", "-o", f"ControlPath={socket}", "-O", "exit", "kept-connection"],
+                              capture_output=True, timeout=30)
+        closed += done.returncode == 0
+    return closed

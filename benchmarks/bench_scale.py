@@ -14,7 +14,9 @@ site.yml unless --no-converge. Then, for each size and forks setting, side by si
 - first look (once per size): the same with both caches empty (gpu_facts, node_compliance and the
   declared state rendered for every host).
 
-Each row gives the median wall seconds (until the fleet's state is known: the command's end) and the
+Every command starts as a nightly run does, with no ssh connection of the command before still open (Ansible
+keeps them 60 s: ControlPersist). Each row gives the median wall seconds (until the fleet's state is known: the
+command's end) and the
 control node's CPU seconds (user + system of the command and every process it waited for: Ansible's
 workers and their ssh clients; not the lab hosts' sshd and module processes, which on a real fleet run
 on the hosts). Then the pull fleet (--no-pull skips it), when playbooks/pull.yml exists: every host
@@ -39,11 +41,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_lab import BIN, REPO, bench_inventory, lab_env
+from bench_lab import BIN, REPO, bench_inventory, close_kept_connections, lab_env
 
 
 def measured(command: list[str], env: dict, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the command and the processes it waited for)."""
+    """(wall seconds, CPU seconds of the command and the processes it waited for), started as a nightly run starts:
+    no ssh connection of a command before kept open."""
+    close_kept_connections()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=3600)
