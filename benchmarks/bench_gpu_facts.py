@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "collections"))
 sys.path.insert(0, str(REPO / "src"))
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs  # noqa: E402
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.sysfs.devices import collect_sysfs  # noqa: E402
 
 from rocm_fleet.hardware import load_profile  # noqa: E402
 from rocm_fleet.hardware.render import render_profile  # noqa: E402

@@ -6,7 +6,7 @@
 The play gives this task every role's variables as a provisioning play gives
 them (roles/compliance/tasks/main.yml imports each role's vars entry point), so
 Ansible, not this file, decides their precedence. Here, on the controller:
-preflight's decision (module_utils.rocm_decision, the function provisioning's
+preflight's decision (plugin_utils.decision.preflight, the function provisioning's
 filter calls), each role's managed objects (the ``__<role>_objects`` its tasks
 loop over) turned into node_compliance items, and the GPU class checks against
 the gpu fact. One node_compliance call evaluates the items on the host.
@@ -23,31 +23,31 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.template import generate_ansible_template_vars, trust_as_template
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import (
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import (
     findings_only,
     gpu_brief,
     summarize,
 )
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import (
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.gpu_class import (
     GPU_CHECKS,
     evaluate_gpu,
     evaluate_gpu_items,
     with_partition_repairs,
 )
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import one_cause_once
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import DIGEST_FACT, DIGEST_FACTS, HOST_FACTS
-from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import (
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.health import one_cause_once
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import SOURCES
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import DIGEST_FACT, DIGEST_FACTS, HOST_FACTS
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import (
     GPU_ITEM_KINDS,
     ManagedStateError,
     compliance_items,
 )
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_decision import decide, gpu_expectations
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_health_expectations import health_expectations
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils import declared_state_cache
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.managed import os_vars_files
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import firmware_minimums, preflight_data
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import (
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.preflight import decide, gpu_expectations
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.health_expectations import health_expectations
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance import declared_state_cache
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed import os_vars_files
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import firmware_minimums, preflight_data
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.variables import (
     read_specs,
     role_results,
     role_variable_problems,
@@ -152,7 +152,7 @@ class ActionModule(ActionBase):
         )
 
     def _cached_state(self, args, task_vars, facts):
-        """The declared state from the cache (plugin_utils.declared_state_cache) when its inputs are unchanged."""
+        """The declared state from the cache (plugin_utils.compliance.declared_state_cache), inputs unchanged."""
         if not args["state_cache"]:
             return self._declared_state(args, task_vars, facts)
         host = task_vars.get("inventory_hostname")

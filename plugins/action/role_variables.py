@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """role_variables: a host's role variables against the roles' argument specs (docs: plugins/modules/role_variables.py).
 
-Runs on the controller only; the check itself is plugin_utils.role_variables'
+Runs on the controller only; the check itself is plugin_utils.roles.variables'
 role_variable_problems, so every role's preflight and the preflight role judge
 variables by one definition.
 """
@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils import role_variables
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles import variables as role_variables
 
 ARGUMENT_SPEC = {"roles": {"type": "list", "elements": "str"}, "values": {"type": "bool", "default": True}}
 

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import problems
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_fleet import fleet_stats
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import problems
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.fleet import fleet_stats
 
 
 def compliance_problems(results):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the kernel update policy (module_utils.kernel_policy), shared by the packages and kernel roles.
+"""Filters of the kernel update policy (plugin_utils.decision.kernel_policy), shared by the packages and kernel roles.
 
 * rocm_kernel_policy: which kernel series a host may install, with the apt pins and dnf excludes.
 * rocm_kernel_update_target: the kernel an update installs (the asked one or the newest allowed).
@@ -13,7 +13,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.kernel_policy import kernel_policy, update_target
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.kernel_policy import kernel_policy, update_target
 
 
 def rocm_kernel_policy(policy, kernel_max=None, running_kernel=None, manager="apt"):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the roles' managed state (plugin_utils.managed); documented in plugins/filter/<name>.yml."""
+"""Filters over the roles' managed state (plugin_utils.roles.managed); documented in plugins/filter/<name>.yml."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,8 +9,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import ManagedStateError
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.managed import os_vars_files, role_objects
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import ManagedStateError
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed import os_vars_files, role_objects
 
 
 def managed_objects(objects, role):

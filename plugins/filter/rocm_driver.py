@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the packages role: amdgpu-dkms of the decided driver line (module_utils.rocm_drivers).
+"""Filters of the packages role: amdgpu-dkms of the decided driver line (plugin_utils.decision.drivers).
 
 * rocm_dkms_package: the install spec and version glob per package manager;
   a line without a sourced version gives ``problem`` instead, which the role's
@@ -18,7 +18,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_drivers import (
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.drivers import (
     DKMS,
     dkms_outdated,
     dkms_package,

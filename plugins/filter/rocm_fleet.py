@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Preflight filters: preflight_decide (module_utils.rocm_decision) and rocm_release_packages.
+"""Preflight filters: preflight_decide (plugin_utils.decision.preflight) and rocm_release_packages.
 
 Each filter is documented in plugins/filter/<name>.yml (ansible-doc -t filter).
 """
@@ -12,8 +12,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils import rocm_decision, rocm_decisions
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import RocmDataError, preflight_data
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision import preflight as rocm_decision
+
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision import provisioning as rocm_decisions
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import RocmDataError, preflight_data
 
 
 def _mapping(value, what, name):

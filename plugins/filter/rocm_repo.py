@@ -17,7 +17,7 @@
 * rocm_signing_key_pins, rocm_signing_key_verdict, rocm_signing_key_current:
   the pinned fingerprints (one or a list, the lab's refused outside the lab), whether a
   key may be trusted under them, and whether an installed keyring holds exactly them
-  (plugins/module_utils/signing_key_pins.py, which compliance reads too).
+  (plugins/module_utils/repo/signing_key_pins.py, which compliance reads too).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,13 +27,13 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_repositories import missing_repositories
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_versions import newest_since
-from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import (
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.repositories import missing_repositories
+from ansible_collections.rocm_fleet.core.plugins.module_utils.common.versions import newest_since
+from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.openpgp import (
     OpenPgpError,
     keyring_fingerprints,
 )
-from ansible_collections.rocm_fleet.core.plugins.module_utils.signing_key_pins import (
+from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.signing_key_pins import (
     key_verdict,
     keyring_current,
     pin_decision,

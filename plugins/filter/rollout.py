@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the rollouts (playbooks/upgrade.yml, playbooks/kernel_update.yml).
 
-* rocm_upgrade_plan: one host's upgrade or rollback plan (module_utils.rocm_upgrade).
-* rollout_stop: whether a batch failed more hosts than allowed (module_utils.rollout).
+* rocm_upgrade_plan: one host's upgrade or rollback plan (plugin_utils.rollout.upgrade).
+* rollout_stop: whether a batch failed more hosts than allowed (plugin_utils.rollout.batches).
 * rollout_report and rollout_table: the run's report and the table it ends with.
 * rollout_failure_reason: why a step failed, in the failed module's words.
 """
@@ -15,8 +15,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_upgrade import host_state, upgrade_plan
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rollout import (
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rollout.upgrade import host_state, upgrade_plan
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rollout.batches import (
     failure_reason,
     rollout_report as _report,
     rollout_table as _table,

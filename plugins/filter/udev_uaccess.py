@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter udev_uaccess_masked (module_utils.udev_uaccess); documented in plugins/filter/udev_uaccess_masked.yml."""
+"""Filter udev_uaccess_masked (module_utils.host.udev_uaccess); documented in plugins/filter/udev_uaccess_masked.yml."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.udev_uaccess import (
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.udev_uaccess import (
     AMD_VENDOR,
     UaccessRulesError,
     masked_uaccess_rules,

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.workload_smoke import smoke_run_verdict
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rollout.workload_smoke import smoke_run_verdict
 
 
 def workload_smoke_verdict(run, expected_count=None, expected_archs=None, timeout=None, python=None):

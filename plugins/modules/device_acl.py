@@ -63,9 +63,9 @@ cleared:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_access import device_nodes, has_acl
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_core import HostView
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_udev import remove_acl
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.access import device_nodes, has_acl
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.core import HostView
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.udev import remove_acl
 
 
 def main():

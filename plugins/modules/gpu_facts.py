@@ -260,9 +260,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import DEFAULT_SOURCES, SOURCES
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.gather import gather
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import gather_host_facts
 
 # Module-level so tests can point the search away from a real /opt/rocm.
 ROCM_BIN_DIRS = ["/opt/rocm/bin"]

@@ -98,8 +98,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_partition_write as partitions
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import COMPUTE_PARTITIONS, MEMORY_PARTITIONS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.sysfs import partition_write as partitions
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import COMPUTE_PARTITIONS, MEMORY_PARTITIONS
 
 
 def _read(path):

@@ -18,7 +18,7 @@ description:
     cache) and after importing each role's C(vars) entry point, so the task sees every role's variables with the
     precedence Ansible gives them in a provisioning play (C(-e) wins).
   - It validates the role variables (names, types) with the same function as the roles' own validation.
-  - It decides as preflight does, with the same function (C(module_utils/rocm_decision.py)) that preflight's
+  - It decides as preflight does, with the same function (C(plugin_utils/decision/preflight.py)) that preflight's
     C(rocm_fleet.core.preflight_decide) filter calls, never refusing the host.
   - It takes each role's managed objects (C(__<role>_objects), the list the role's tasks loop over), turns them into
     items, renders the files' contents from the role's templates as M(ansible.builtin.template) writes them, and

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: kernel_boot_facts
 short_description: Read the installed kernels, the boot loader's default and whether amdgpu (DKMS) is built for each
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Reads the running kernel (C(/proc/sys/kernel/osrelease)), the installed kernels (C(/boot/vmlinuz-<k>) with a
     modules directory), the kernel the boot loader starts next (grub.cfg's default, grubenv's C(saved_entry) and
@@ -111,8 +111,8 @@ promotion:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import secure_boot_check
-from ansible_collections.rocm_fleet.core.plugins.module_utils.kernel_update import boot_facts, promotion
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.health import secure_boot_check
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.kernel_update import boot_facts, promotion
 
 
 def main():

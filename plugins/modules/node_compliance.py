@@ -229,20 +229,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils import bytecode_cache
-
-if __name__ == "__main__":  # on a host (AnsiballZ runs the module as __main__), before the imports below compile
-    bytecode_cache.install()
-
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES, SOURCES
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_evaluate import (
-    evaluate,
-    findings_only,
-    summarize,
-)
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import evaluate_health
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import gather_host_facts
+from ansible_collections.rocm_fleet.core.plugins.module_utils.common import bytecode_cache
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import DEFAULT_SOURCES, SOURCES
 
 # Module-level so tests can point the tool search away from a real /opt/rocm.
 ROCM_BIN_DIRS = ["/opt/rocm/bin"]
@@ -263,6 +251,18 @@ def main():
         ),
         supports_check_mode=True,
     )
+    if __name__ == "__main__":  # on a host (AnsiballZ runs the module as __main__): before the imports below compile
+        bytecode_cache.install()
+    # Imported here, after the cache is in place: the evaluator is most of what this module ships.
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import (
+        evaluate,
+        findings_only,
+        summarize,
+    )
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.health import evaluate_health
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.gather import gather
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import gather_host_facts
+
     params = module.params
     if params["timeout"] <= 0:
         module.fail_json(msg="timeout must be a positive number of seconds, got %d" % params["timeout"])

@@ -26,7 +26,8 @@ description:
   - Fails on a string that the file it is written to cannot hold as a value (a newline, a quote, shell characters
     where the file is shell or splits words, NUL, over-long), naming the variable's full path
     (C(kernel_modprobe_options.amdgpu.noretry)) and each character escaped. Each role's C(meta/value_syntax.yml)
-    declares the file syntax per option; the rules are C(plugins/module_utils/value_syntax.py) (docs/value-syntax.md).
+    declares the file syntax per option; the rules are C(plugins/plugin_utils/roles/value_syntax.py)
+    (docs/value-syntax.md).
   - Changes nothing.
 author:
   - rocm-fleet maintainers (@rocm-fleet)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import OpenPgpError, iter_packets
+from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.openpgp import OpenPgpError, iter_packets
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -7,18 +7,11 @@ test. The screenshot is kept next to the report for a human to look at.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from fleet_testing.chromium_page import find_chromium, open_page, png_pixels
+from fleet_testing.drift_samples import three_host_report
 
 from rocm_fleet.drift.writers.html import write_html
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "rocm_fleet"))
-
-from chromium_page import find_chromium, open_page, png_pixels
-from drift.drift_samples import three_host_report
 
 pytestmark = [
     pytest.mark.slow,

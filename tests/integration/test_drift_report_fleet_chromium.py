@@ -1,25 +1,19 @@
 """A 1,000-host drift report (the real model and writers) stays small and leads with what is wrong in Chromium.
 
-The fleet (tests/unit/rocm_fleet/drift/fleet_samples.py) is node_compliance-shaped results turned into the
+The fleet (tests/fleet_testing/fleet_samples.py) is node_compliance-shaped results turned into the
 report by the engine's own code: mostly compliant, some failing different checks, a few unreachable or errored,
 some unverified, warned or waived. The sizes and the page's load time are printed (pytest -s) for the notes.
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from fleet_testing.chromium_page import find_chromium, open_page
+from fleet_testing.fleet_samples import fleet_report
 
 from rocm_fleet.drift.writers import write_all
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "rocm_fleet"))
-
-from chromium_page import find_chromium, open_page
-from drift.fleet_samples import fleet_report
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,6 +1,6 @@
 """`ansible localhost -m rocm_fleet.core.gpu_facts` on this machine, which has no AMD GPU."""
 
-from localhost_ansible import localhost_result, run_on_localhost
+from fleet_testing.localhost_ansible import localhost_result, run_on_localhost
 
 
 def run_ansible(*args):

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fleet_testing.roles import provisioning_roles
 
 REPO = Path(__file__).resolve().parents[2]
 ANSIBLE_PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
-ROLES = ("repo", "packages", "kernel", "partitions", "access", "environment")
+ROLES = provisioning_roles()
 
 # Task files that only one OS family includes, by the family's vars file.
 FAMILY_TASK_FILES = {

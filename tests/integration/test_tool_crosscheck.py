@@ -15,14 +15,14 @@ names the tool and its version, so a new forky release that breaks it says so.
 import re
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocm_smi as rocm_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_merge import merge_reports
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import SOURCES, GpuParseError
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text import parse_rocm_smi_text
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocminfo import collect_rocminfo
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_tool_runner import TOOL_ENV
+from ansible_collections.rocm_fleet.core.plugins.module_utils.common.runner import TOOL_ENV
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.amd_smi import report as amd_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.merge import merge_reports
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import SOURCES, GpuParseError
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi import report as rocm_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi.text import parse_rocm_smi_text
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocminfo import collect_rocminfo
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.sysfs.devices import collect_sysfs
 
 from rocm_fleet.hardware import available_profiles, load_profile
 from rocm_fleet.hardware.sandbox import sandbox_problem
@@ -154,9 +154,12 @@ def pairs(devices, sysfs_devices):
 def agree_where_known(where, report, sysfs, limits):
     """One command's parse: every GPU it names, and every value it gives, is the sysfs one."""
     matched = pairs(report["devices"], sysfs["devices"])
-    if report["devices"]:
-        assert len(report["devices"]) == len(sysfs["devices"]), "%s: GPU count" % where
-        assert all(expected is not None for _, expected in matched), "%s: GPU numbering" % where
+    # Every command here lists the GPUs it reads from the rendered /sys (the concise and detail tables, the
+    # topology's NUMA lines or BDF rows, list and static), so a parse with none, or fewer, lost them: never a
+    # pass with nothing compared. Outputs the lab cannot make readable are unusable_output's, not here.
+    assert len(report["devices"]) == len(sysfs["devices"]), "%s: GPU count %d, sysfs %d (%s)" % (
+        where, len(report["devices"]), len(sysfs["devices"]), report["warnings"])
+    assert all(expected is not None for _, expected in matched), "%s: GPU numbering" % where
     for device, expected in matched:
         for field in FIELDS:
             if device[field] is not None:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -14,7 +13,7 @@ For each device: its name, its architecture (``gcnArchName`` without its
 feature flags on a HIP build, e.g. gfx942; ``sm_<major><minor>`` on a CUDA
 build) and an ``n`` x ``n`` float32 matrix product of fixed-seed inputs,
 compared with a float64 product on the CPU (max abs error against a tolerance).
-The verdict is not made here: plugins/module_utils/workload_smoke.py judges the
+The verdict is not made here: plugins/plugin_utils/rollout/workload_smoke.py judges the
 document against what the host should have.
 
 Usage: python rocm_fleet_gpu_smoke.py [--size N] [--seed S] [--tolerance T]
@@ -90,7 +89,7 @@ def _arch(props, kind):
     raw = str(raw) if raw is not None else None
     capability = "%s.%s" % (getattr(props, "major", "?"), getattr(props, "minor", "?"))
     if kind == "rocm" and raw:
-        return raw.split(":")[0], raw, capability
+        return raw.split(":", 1)[0], raw, capability
     if kind == "cuda":
         return "sm_%s%s" % (getattr(props, "major", "?"), getattr(props, "minor", "?")), raw, capability
     return None, raw, capability

@@ -106,7 +106,7 @@ def state_cache_dir(inventory: str) -> Path | None:
     """Where host_compliance keeps each host's declared state between runs; None when switched off.
 
     ROCM_FLEET_STATE_CACHE names the directory (``none`` switches it off); by default it lies
-    beside the fact cache (plugins/plugin_utils/declared_state_cache.py says what its key covers).
+    beside the fact cache (plugins/plugin_utils/compliance/declared_state_cache.py says what its key covers).
     """
     configured = os.environ.get("ROCM_FLEET_STATE_CACHE")
     if configured:

@@ -41,6 +41,13 @@ HOST_STATUSES = ("compliant", "drift", "unreachable", "error", "unverified")
 #   unreadable file); never a pass, and it keeps a host from being compliant.
 # warn: a finding that is reported but does not fail (an unlisted GPU-group member, access not exclusive).
 CHECK_STATUSES = ("pass", "fail", "waived", "error", "skipped", "unknown", "warn")
+# What node_compliance gives an item: every check status but "waived", which only a waiver makes.
+# Mirrors plugins/module_utils/common/status.CHECK_STATUSES, as DRIFT_STATUSES mirrors its DRIFT_STATUSES
+# (tests/unit/plugins/module_utils/common/test_status.py keeps them equal): the controller package cannot
+# import collection code when installed alone.
+ITEM_STATUSES = tuple(status for status in CHECK_STATUSES if status != "waived")
+# The check statuses that make a host drift (a check that counts as drift).
+DRIFT_STATUSES = ("fail", "error")
 # A waiver can excuse these; "error" (the check could not run) never: that would hide a broken check.
 WAIVABLE_STATUSES = ("fail", "unknown", "warn")
 # The check statuses that are findings: by_check names the hosts with each (a pass or a skip only counts).
@@ -49,7 +56,7 @@ FINDING_STATUSES = ("fail", "error", "unknown", "warn", "waived")
 HOST_ORDER = ("unreachable", "error", "drift", "unverified", "compliant")
 # Summary keys added to schema 2 later: a stored summary may lack them only where they are 0.
 SUMMARY_ADDED = ("unverified", "unknown_checks", "warnings")
-# Mirrors plugins/module_utils/gpu_model.LINK_TYPES (a test keeps them equal);
+# Mirrors plugins/module_utils/gpu/model.py LINK_TYPES (a test keeps them equal);
 # the controller package cannot import collection code when installed alone.
 LINK_TYPES = ("SELF", "XGMI", "PCIE", "UNKNOWN")
 # Stable check IDs look like ROCM-TOPO-001: upper-case words joined by dashes.
@@ -101,7 +108,7 @@ class CheckResult:
 
     @property
     def counts_as_drift(self) -> bool:
-        return self.status in ("fail", "error")
+        return self.status in DRIFT_STATUSES
 
     def to_dict(self) -> dict:
         return {

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rocm_fleet.drift.model import LINK_TYPES, Change, CheckResult, GpuSummary, HostResult
+from rocm_fleet.drift.model import ITEM_STATUSES, LINK_TYPES, Change, CheckResult, GpuSummary, HostResult
 from rocm_fleet.drift.schema import ReportFormatError
 
-# What node_compliance gives an item (compliance_evaluate.STATUSES; a test keeps them equal).
-ITEM_STATUSES = ("pass", "fail", "error", "skipped", "unknown", "warn")
 # A check with several items takes the first of these that any item has; "skipped" only when all are.
 _PRECEDENCE = ("error", "fail", "unknown", "warn")
 

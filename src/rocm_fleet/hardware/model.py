@@ -35,7 +35,8 @@ INTER_SOCKET_PARTITION_WEIGHT = 2 * INTRA_SOCKET_WEIGHT + XGMI_HOP_WEIGHT
 MAX_XCP = 8
 DRM_PRIMARY_MINORS = 64
 RENDER_MINOR_BASE = 128
-# Partitions per compute mode; CPX gives one per XCC (gfx_v9_4_3 / aqua_vanjaram.c).
+# Partitions per compute mode; CPX gives one per XCC (gfx_v9_4_3 / aqua_vanjaram.c). Mirrors the collection's
+# gpu/partitions.MODE_PARTITIONS (tests/unit/plugins/module_utils/gpu/test_catalog_agreement.py keeps them equal).
 PARTITIONS_OF_MODE = {"SPX": 1, "DPX": 2, "TPX": 3, "QPX": 4}
 MEMORY_PARTITIONS_OF_MODE = {"NPS1": 1, "NPS2": 2, "NPS4": 4, "NPS8": 8}
 

@@ -27,7 +27,7 @@ NOT_THE_GPU = "not-the-gpu"  # the tool prints a value that is not this GPU's: n
 
 @dataclasses.dataclass(frozen=True)
 class Limit:
-    field: str  # DeviceReport or TopologyReport key (plugins/module_utils/gpu_model.py)
+    field: str  # DeviceReport or TopologyReport key (plugins/module_utils/gpu/model.py)
     shows: str  # UNKNOWN or NOT_THE_GPU
     why: str  # which interface answers it on a real machine, with the source
     # Commands whose text keys the GPUs by this field, so a wrong value makes the whole output unusable.

@@ -4,7 +4,7 @@ A ``ToolUnderTest`` is one tool in the root of one Debian release
 (``lab/toolroots.py``); ``RenderedHost`` is a profile rendered once. ``runner``
 gives gpu_facts' collectors the ``run(args) -> (rc, stdout, stderr)`` they call
 on a real host, executed in the tool's root with the rendered /sys, with the
-environment gpu_facts sets (gpu_tool_runner.TOOL_ENV), and remembered so that a
+environment gpu_facts sets (common.runner.TOOL_ENV), and remembered so that a
 collector and a test reading the same command run the tool once.
 """
 

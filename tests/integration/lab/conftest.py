@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lab_helpers import LabShell, lab_available, rocm_fleet
-from lab_site import PlaybookRun, run_playbook
-from provision_lab import HOSTS
+from fleet_testing.lab_helpers import LabShell, lab_available, rocm_fleet
+from fleet_testing.lab_site import PlaybookRun, run_playbook
+from fleet_testing.provision_lab import HOSTS
 
 DEBIAN_ROCM_SMI_DEBS = ("librocm-smi64-1", "rocm-smi")
 

@@ -13,14 +13,12 @@ import json
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
-from lab_ansible import BIN, LAB_INVENTORY, adhoc, ansible_env
-from lab_helpers import REPO, rocm_fleet
-from lab_site import run_playbook
-
-from rocm_fleet.drift.model import Change
+from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from fleet_testing.lab_drift import change_labels, check_labels, compliance_task, drift, failed_checks, reboot, shell
+from fleet_testing.lab_helpers import REPO, rocm_fleet
+from fleet_testing.lab_site import run_playbook
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
@@ -54,59 +52,6 @@ STOPPED = "login-01"
 # The hosts changed by hand, which site.yml repairs; a lab fault is cleared by the lab, and site.yml has
 # nothing to do for it (mi300x-01 shows that --check agrees: no change).
 HAND_CHANGED = sorted(host for host, (commands, _, _) in SCENARIOS.items() if commands)
-
-
-def drift(tmp_path: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
-    out = tmp_path / "report"
-    result = subprocess.run(
-        [str(BIN / "rocm-fleet"), "drift", "-i", str(LAB_INVENTORY), "--output-dir", str(out), *args],
-        cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
-    )
-    report = json.loads((out / "drift.json").read_text()) if (out / "drift.json").exists() else {}
-    return result.returncode, report, result
-
-
-def failed_checks(host: dict) -> set[str]:
-    return {check["id"] for check in host["checks"] if check["status"] in ("fail", "error")}
-
-
-def change_labels(host: dict) -> list[str]:
-    return sorted(Change.from_dict(change, "change").label for change in host["changes"])
-
-
-def check_labels(run, host: str) -> list[str]:
-    """What site.yml --check printed for each change on ``host``: a managed object's label, once each."""
-    return sorted(set(run.changed_objects.get(host, [])))
-
-
-def compliance_task(host: str, env: dict | None = None) -> tuple[bool, dict]:
-    """playbooks/drift.yml on ``host`` alone: (whether the play read its facts first, the host_compliance result).
-
-    With every result whole and the decision (``compliance_result_detail=all``; the play asks for findings only).
-    """
-    result = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", str(LAB_INVENTORY), "playbooks/drift.yml", "--limit", host,
-         "-e", "compliance_result_detail=all"], cwd=REPO,
-        env=ansible_env({"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "json", **(env or {})}),
-        capture_output=True, text=True, timeout=300)
-    tasks = {task["task"]["name"]: task["hosts"][host] for task in json.loads(result.stdout)["plays"][0]["tasks"]}
-    evaluated = tasks["rocm_fleet.core.compliance : Evaluate the host against what the inventory declares"]
-    assert not evaluated.get("failed"), evaluated.get("msg")
-    # Smart gathering leaves the play's fact gathering out where the fact cache has the host's facts.
-    return "Gathering Facts" in tasks, evaluated
-
-
-def shell(pattern: str, command: str) -> None:
-    results = adhoc(pattern, "ansible.builtin.shell", command)
-    failed = {host: result.get("stderr") or result.get("msg") for host, result in results.items()
-              if result.get("failed")}
-    assert not failed, failed
-
-
-def reboot(pattern: str) -> None:
-    results = adhoc(pattern, "ansible.builtin.reboot", "reboot_timeout=300", timeout=600)
-    failed = {host: result.get("msg") for host, result in results.items() if result.get("failed")}
-    assert not failed, failed
 
 
 def test_drift_reports_every_host_compliant_after_site_yml(compliant_lab, tmp_path):

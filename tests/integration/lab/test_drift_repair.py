@@ -18,10 +18,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lab_ansible import BIN, LAB_INVENTORY, ansible_env
-from lab_helpers import REPO
-from lab_site import run_playbook
-from test_drift import change_labels, check_labels, drift, failed_checks, shell
+from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from fleet_testing.lab_drift import change_labels, check_labels, drift, failed_checks, shell
+from fleet_testing.lab_helpers import REPO
+from fleet_testing.lab_site import run_playbook
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 

@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lab_ansible import BIN, LAB_INVENTORY, ansible_env
-from lab_helpers import REPO, rocm_fleet
+from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from fleet_testing.lab_helpers import REPO, rocm_fleet
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 HOST = "mi300x-01"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lab_helpers import lab_available, rocm_fleet
+from fleet_testing.lab_helpers import lab_available, rocm_fleet
 
 pytestmark = pytest.mark.lab
 PORT = 2299

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from lab_ansible import adhoc, gpu_facts
+from fleet_testing.lab_ansible import adhoc, gpu_facts
 
 from rocm_fleet.hardware.profile import load_profile
 from rocm_fleet.lab import base, inventory

@@ -6,8 +6,8 @@ import re
 import time
 
 import pytest
-from lab_ansible import adhoc, gpu_facts
-from lab_helpers import rocm_fleet
+from fleet_testing.lab_ansible import adhoc, gpu_facts
+from fleet_testing.lab_helpers import rocm_fleet
 
 from rocm_fleet.hardware.profile import load_profile
 from rocm_fleet.lab import inventory

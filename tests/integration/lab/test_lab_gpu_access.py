@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from lab_helpers import REPO
-from lab_site import run_playbook
-from provision_lab import CREATED_USER, authorize_login_key, login_session, revoke_login_key, sudo
-from test_drift import drift, failed_checks
+from fleet_testing.lab_drift import drift, failed_checks
+from fleet_testing.lab_helpers import REPO
+from fleet_testing.lab_site import run_playbook
+from fleet_testing.provision_lab import CREATED_USER, authorize_login_key, login_session, revoke_login_key, sudo
 
 from rocm_fleet.lab.udev_judge import parse
 

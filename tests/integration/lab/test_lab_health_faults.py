@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lab_helpers import LabShell, lab_available, rocm_fleet
+from fleet_testing.lab_helpers import LabShell, lab_available, rocm_fleet
 
 pytestmark = pytest.mark.lab
 PORT = 2297

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils import host_facts
-from lab_ansible import adhoc
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host import facts as host_facts
+from fleet_testing.lab_ansible import adhoc
 
 pytestmark = pytest.mark.lab
 HOST = "mi300x-01"

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from lab_helpers import rocm_fleet
+from fleet_testing.lab_helpers import rocm_fleet
 
 from rocm_fleet.lab import inventory, paths
 

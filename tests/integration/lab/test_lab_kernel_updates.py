@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from lab_helpers import REPO
-from lab_site import run_playbook
-from provision_lab import sudo
+from fleet_testing.lab_helpers import REPO
+from fleet_testing.lab_site import run_playbook
+from fleet_testing.provision_lab import sudo
 
 from rocm_fleet.lab import kernels
 from rocm_fleet.lab.mirror import kernel_packages

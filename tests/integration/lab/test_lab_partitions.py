@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from lab_site import run_playbook
-from test_drift import change_labels, check_labels, drift, failed_checks, shell
+from fleet_testing.lab_drift import change_labels, check_labels, drift, failed_checks, shell
+from fleet_testing.lab_site import run_playbook
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 

@@ -7,8 +7,8 @@ import subprocess
 import uuid
 
 import pytest
-from lab_ansible import LAB_INVENTORY
-from lab_helpers import REPO
+from fleet_testing.lab_ansible import LAB_INVENTORY
+from fleet_testing.lab_helpers import REPO
 
 from rocm_fleet.lab import inventory
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lab_ansible import adhoc
+from fleet_testing.lab_ansible import adhoc
 
 from rocm_fleet.lab import inventory
 

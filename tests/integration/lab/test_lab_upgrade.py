@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from lab_site import run_playbook
-from provision_lab import sudo
+from fleet_testing.lab_site import run_playbook
+from fleet_testing.provision_lab import sudo
 
 pytestmark = pytest.mark.lab
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 from ansible.release import __version__ as venv_ansible_core
-from lab_ansible import LAB_INVENTORY
-from lab_helpers import REPO, lab_available
+from fleet_testing.lab_ansible import LAB_INVENTORY
+from fleet_testing.lab_helpers import REPO, lab_available
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 

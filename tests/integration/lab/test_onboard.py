@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from lab_helpers import REPO, LabShell, lab_available, rocm_fleet
-from lab_site import PlaybookRun, run_playbook
-from provision_lab import SERVED_ROCM_VERSIONS
+from fleet_testing.lab_helpers import REPO, LabShell, lab_available, rocm_fleet
+from fleet_testing.lab_site import PlaybookRun, run_playbook
+from fleet_testing.provision_lab import SERVED_ROCM_VERSIONS
 
 pytestmark = pytest.mark.lab
 

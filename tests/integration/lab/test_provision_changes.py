@@ -10,9 +10,9 @@ runs that restore, so the next module finds the lab converged.
 from __future__ import annotations
 
 import pytest
-from lab_helpers import rocm_fleet
-from lab_site import run_playbook
-from provision_lab import (
+from fleet_testing.lab_helpers import rocm_fleet
+from fleet_testing.lab_site import run_playbook
+from fleet_testing.provision_lab import (
     CREATED_USER,
     boot_id,
     cmdline,

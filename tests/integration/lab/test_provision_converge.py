@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from lab_ansible import gpu_facts
-from lab_site import run_playbook
-from provision_lab import (
+from fleet_testing.lab_ansible import gpu_facts
+from fleet_testing.lab_site import run_playbook
+from fleet_testing.provision_lab import (
     CREATED_USER,
     GPU_HOSTS,
     HOSTS,

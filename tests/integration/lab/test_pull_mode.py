@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from lab_ansible import BIN, LAB_INVENTORY, adhoc
-from lab_helpers import REPO
-from lab_site import run_playbook
+from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, adhoc
+from fleet_testing.lab_helpers import REPO
+from fleet_testing.lab_site import run_playbook
 
 from rocm_fleet.lab.pull import (
     REPORT,

@@ -15,11 +15,11 @@ import json
 import subprocess
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import keyring_fingerprints
-from lab_ansible import BIN, LAB_INVENTORY, ansible_env
-from lab_helpers import REPO, LabShell, rocm_fleet
-from lab_site import PlaybookRun, run_playbook
-from provision_lab import failed_task, failure_of, port
+from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.openpgp import keyring_fingerprints
+from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from fleet_testing.lab_helpers import REPO, LabShell, rocm_fleet
+from fleet_testing.lab_site import PlaybookRun, run_playbook
+from fleet_testing.provision_lab import failed_task, failure_of, port
 
 from rocm_fleet.lab.mirror import signing
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pytest
 import yaml
-from lab_ansible import BIN, LAB_INVENTORY, ansible_env
-from lab_helpers import REPO
+from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, ansible_env
+from fleet_testing.lab_helpers import REPO
 
 from rocm_fleet.hardware.profile import load_profile
 from rocm_fleet.lab import inventory, paths

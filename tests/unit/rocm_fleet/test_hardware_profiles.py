@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEVICE_KEYS, TOPOLOGY_KEYS
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_rocm_smi_text import parse_rocm_smi_text
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_sysfs import collect_sysfs
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import DEVICE_KEYS, TOPOLOGY_KEYS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi.text import parse_rocm_smi_text
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.sysfs.devices import collect_sysfs
 
 from rocm_fleet.hardware import ProfileError, available_profiles, load_profile, profile_from_dict
 from rocm_fleet.hardware.profile import PROFILE_DIR

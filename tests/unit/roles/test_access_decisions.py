@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import evaluate, find_task, load_yaml, render, render_template
+from fleet_testing.roles import evaluate, find_task, load_yaml, render, render_template
 
 PASSWD = {"root": ["x", "0"], "alice": ["x", "1000"], "bob": ["x", "1001"]}
 

@@ -13,9 +13,9 @@ host of that OS) and compared with the lines AMD's instructions write. Each expe
 from __future__ import annotations
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_decision import INPUT_KEYS, decide
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rocm_data import preflight_data
-from conftest import evaluate, find_task, load_yaml, render, render_template
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import preflight_data
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.preflight import INPUT_KEYS, decide
+from fleet_testing.roles import evaluate, find_task, load_yaml, render, render_template
 
 CATALOG, MATRIX, DRIVERS = preflight_data()
 PREFLIGHT_DEFAULTS = load_yaml("preflight/defaults/main.yml")

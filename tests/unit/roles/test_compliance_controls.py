@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import GPU_CHECKS
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_health import HEALTH_CHECKS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.health import HEALTH_CHECKS
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.gpu_class import GPU_CHECKS
+from fleet_testing.roles import provisioning_roles
 
 REPO = Path(__file__).resolve().parents[3]
 CHECK_ID = r"ROCM-[A-Z]+-\d{3}"
@@ -37,7 +38,7 @@ def test_the_id_fields_are_read_in_both_forms_and_nothing_else():
 
 
 def test_every_provisioning_role_declares_its_checks_in_its_managed_objects():
-    for role in ("repo", "packages", "kernel", "partitions", "access", "environment"):
+    for role in provisioning_roles():
         assert managed_ids((REPO / "roles" / role / "vars" / "main.yml").read_text()), role
     # IDs built in Jinja (one object per release) and the sysctl file's own ID count too.
     ids = declared_ids()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_specs import ROLES_DIR, read_argument_specs
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import role_variable_problems
-from conftest import evaluate, find_task, load_yaml, render, render_template
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.specs import ROLES_DIR, read_argument_specs
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.variables import role_variable_problems
+from fleet_testing.roles import evaluate, find_task, load_yaml, render, render_template
 
 SPECS = read_argument_specs(ROLES_DIR)
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.workload_smoke import smoke_run_verdict
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rollout.workload_smoke import smoke_run_verdict
 
 SCRIPT = Path(__file__).resolve().parents[3] / "roles" / "onboard" / "files" / "rocm_fleet_gpu_smoke.py"
 

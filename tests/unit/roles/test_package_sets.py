@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import evaluate, find_task, load_yaml, render
+from fleet_testing.roles import evaluate, find_task, load_yaml, render
 
 ROCM_TASKS = "packages/tasks/rocm.yml"
 USECASES = load_yaml("packages/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["packages_usecases"][

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import evaluate, find_task, load_yaml, render
+from fleet_testing.roles import evaluate, find_task, load_yaml, render
 
 PACKAGES_DEFAULTS = load_yaml("packages/defaults/main.yml")
 PACKAGES_VARS = load_yaml("packages/vars/main.yml")

@@ -3,8 +3,8 @@
 import copy
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.rocm_data_checks import data_problems
-from conftest import load_yaml
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data_checks import data_problems
+from fleet_testing.roles import load_yaml
 
 CATALOG = load_yaml("preflight/vars/gpu_catalog.yml")["preflight_gpu_catalog_builtin"]
 PARTITIONED = {"mi300x", "mi300a", "mi325x", "mi350x", "mi355x"}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import yaml
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu_items
-from ansible_collections.rocm_fleet.core.plugins.module_utils.managed_state import compliance_items
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.managed import role_objects
-from conftest import ROLES, evaluate, find_task, load_yaml, render
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.gpu_class import evaluate_gpu_items
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed import role_objects
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import compliance_items
+from fleet_testing.roles import ROLES, evaluate, find_task, load_yaml, render
 
 REPO = ROLES.parent
 VARS = load_yaml("partitions/vars/main.yml")

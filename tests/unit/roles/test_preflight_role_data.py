@@ -4,8 +4,8 @@ import re
 from pathlib import Path
 
 import yaml
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.role_variables import role_results
-from conftest import render
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.variables import role_results
+from fleet_testing.roles import render
 
 REPO = Path(__file__).resolve().parents[3]
 ROLE = REPO / "roles" / "preflight"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from conftest import ROLES, evaluate, find_task, load_yaml, render
+from fleet_testing.roles import ROLES, evaluate, find_task, load_yaml, provisioning_roles, render
 
 
 def family_vars(family: str, **facts) -> dict:
@@ -171,9 +171,9 @@ def test_requested_releases_must_be_served_by_the_mirror(requested, valid):
     assert evaluate(condition, repo_rocm_versions=requested, **served) is valid
 
 
-@pytest.mark.parametrize("role", ["repo", "packages", "kernel", "partitions", "access", "environment"])
+@pytest.mark.parametrize("role", provisioning_roles())
 def test_every_role_first_checks_its_own_variables_against_its_own_spec(role):
-    # The check itself (names, lists given as strings, types) is tested with plugin_utils/role_variables.py.
+    # The check itself (names, lists given as strings, types) is tested with plugin_utils/roles/variables.py.
     tasks = load_yaml(f"{role}/tasks/preflight.yml")
     loads_os_data = (ROLES / role / "tasks" / "os_vars.yml").exists()
     if loads_os_data:
@@ -190,7 +190,7 @@ def test_every_role_first_checks_its_own_variables_against_its_own_spec(role):
     assert load_yaml(f"{role}/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
 
 
-@pytest.mark.parametrize("role", ["repo", "packages", "kernel", "partitions", "access", "environment"])
+@pytest.mark.parametrize("role", provisioning_roles())
 def test_readme_documents_every_option_with_its_default(role):
     options = load_yaml(f"{role}/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
     defaults = load_yaml(f"{role}/defaults/main.yml")

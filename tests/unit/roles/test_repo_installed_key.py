@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from conftest import load_yaml, render
+from fleet_testing.roles import load_yaml, render
 
 KEYS = Path(__file__).resolve().parents[3] / "src" / "rocm_fleet" / "lab" / "keys"
 REPO_VARS = load_yaml("repo/vars/main.yml")
@@ -56,7 +56,7 @@ def test_a_newly_pinned_key_makes_the_host_fetch_again():
 
 def test_the_lab_fingerprints_are_those_of_the_lab_keys():
     """roles/repo/vars/main.yml lists exactly the keys of src/rocm_fleet/lab/keys (their public files define them)."""
-    from ansible_collections.rocm_fleet.core.plugins.module_utils.openpgp_fingerprint import keyring_fingerprints
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.openpgp import keyring_fingerprints
 
     derived = sorted(fingerprint for path in KEYS.glob("*.pub.asc") for fingerprint in keyring_fingerprints(
         path.read_bytes()))

@@ -8,13 +8,14 @@ tell) are one line each at the end: checks passed, GPUs, waivers.
 
 from __future__ import annotations
 
-from rocm_fleet.drift.model import FINDING_STATUSES, DriftReport, HostResult
+from rocm_fleet.drift.model import CHECK_STATUSES, FINDING_STATUSES, DriftReport, HostResult
 from rocm_fleet.drift.writers.html_text import CHECK_ICONS, anchor, e
 
 # Hosts named in a by-check row before the rest fold behind "N more".
 SHOWN_HOSTS = 12
 NOTE_SEPARATOR = " \u00b7 "
-COUNTED = ("fail", "error", "unknown", "warn", "waived", "pass", "skipped")
+# The findings first, then the rest: fail, error, unknown, warn, waived, pass, skipped.
+COUNTED = FINDING_STATUSES + tuple(status for status in CHECK_STATUSES if status not in FINDING_STATUSES)
 
 
 def _host_links(names: list[str], positions: dict[str, int]) -> str:

@@ -20,9 +20,9 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.rocm_fleet.core.plugins.action import host_compliance
 from ansible_collections.rocm_fleet.core.plugins.doc_fragments.gpu_tools import ModuleDocFragment
 from ansible_collections.rocm_fleet.core.plugins.filter.managed import role_os_vars_files
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import HOST_FACTS
 from ansible_collections.rocm_fleet.core.plugins.modules import host_compliance as host_compliance_doc
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.gpu_class import evaluate_gpu
 
 REPO = Path(__file__).resolve().parents[4]
 ROLES = REPO / "roles"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -75,9 +74,8 @@ def test_any_error_becomes_a_failed_result(monkeypatch):
 
 
 def localhost_ansible():
-    spec = importlib.util.spec_from_file_location("localhost_ansible", REPO / "tests/integration/localhost_ansible.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from fleet_testing import localhost_ansible as module
+
     return module
 
 

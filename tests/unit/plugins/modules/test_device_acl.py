@@ -2,15 +2,11 @@
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.rocm_fleet.core.plugins.modules import device_acl
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "module_utils"))
-from posix_acl import ACL_XATTR, seat_acl
+from fleet_testing.posix_acl import ACL_XATTR, seat_acl
 
 
 def run(capsys, **params):

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_amd_smi as amd_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_rocm_smi as rocm_smi
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
-from fake_tools import ARGPARSE_REJECT, install_fake_tool
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.amd_smi import report as amd_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi import report as rocm_smi
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import HOST_FACTS
+from fleet_testing.fake_tools import ARGPARSE_REJECT, install_fake_tool
 
 CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures"
 

@@ -2,7 +2,7 @@
 
 node_compliance evaluates the items on the host and, with facts=true, returns
 the gpu fact and the host facts in the same call; the GPU class checks run on
-the controller (host_compliance) with compliance_gpu.evaluate_gpu. Both are
+the controller (host_compliance) with compliance.gpu_class.evaluate_gpu. Both are
 exercised here against sysfs trees rendered from the lab's hardware profiles,
 healthy and with faults injected through the profile helpers.
 """
@@ -12,11 +12,11 @@ import os
 import time
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance_gpu import evaluate_gpu
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_facts_gather import gather
-from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu_model import DEFAULT_SOURCES
-from ansible_collections.rocm_fleet.core.plugins.module_utils.host_facts import HOST_FACTS
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.gather import gather
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import DEFAULT_SOURCES
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import HOST_FACTS
 from ansible_collections.rocm_fleet.core.plugins.modules import node_compliance
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.gpu_class import evaluate_gpu
 
 from rocm_fleet.hardware import load_profile
 from rocm_fleet.hardware.render import render_profile
@@ -245,15 +245,10 @@ def test_timeout_must_be_positive(run_node_compliance):
 
 
 def _health_tree():
-    """tests/unit/plugins/module_utils/health_tree.py, the renderer of the health checks' trees."""
-    import importlib.util
-    from pathlib import Path
+    """tests/fleet_testing/health_tree.py, the renderer of the health checks' trees."""
+    from fleet_testing import health_tree
 
-    path = Path(__file__).resolve().parents[1] / "module_utils" / "health_tree.py"
-    spec = importlib.util.spec_from_file_location("health_tree", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return health_tree
 
 
 def test_health_checks_run_in_the_same_module_call(tmp_path, run_node_compliance):
@@ -275,7 +270,7 @@ def test_a_bad_health_option_is_a_failed_task_not_a_traceback(run_node_complianc
 
 
 def test_health_names_each_gpu_by_the_gpu_facts_index_and_bus(tmp_path):
-    from ansible_collections.rocm_fleet.core.plugins.module_utils.host_health_read import read_gpus
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.health.read import read_gpus
 
     gpu = gathered(tmp_path, load_profile("mi300x-8"))
     fact = sorted((device["index"], device["pci_bus"]) for device in gpu["devices"])

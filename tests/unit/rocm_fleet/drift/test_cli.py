@@ -8,13 +8,12 @@ import io
 import json
 
 import pytest
+from fleet_testing.drift_samples import status_mix_report, three_host_report
+from fleet_testing.fleet_samples import fleet_report
 
 from rocm_fleet.drift import EXIT_CANNOT_RUN, EXIT_DRIFT, EXIT_OK, EXIT_UNREACHABLE, CheckResult, HostResult
 from rocm_fleet.drift.cli import register, run_drift
 from rocm_fleet.drift.summary import format_summary
-
-from .drift_samples import status_mix_report, three_host_report
-from .fleet_samples import fleet_report
 
 
 def _parser(collect):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from ansible_collections.rocm_fleet.core.plugins.module_utils import gpu_model
+from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu import model as gpu_model
+from fleet_testing.drift_samples import status_mix_report, three_host_report
 
 from rocm_fleet.drift import (
     EXIT_CANNOT_RUN,
@@ -21,8 +22,6 @@ from rocm_fleet.drift import (
     exit_code,
 )
 from rocm_fleet.drift import model as drift_model
-
-from .drift_samples import status_mix_report, three_host_report
 
 
 def _report(**hosts: HostResult) -> DriftReport:

@@ -6,11 +6,10 @@ import datetime
 import textwrap
 
 import pytest
+from fleet_testing.drift_samples import three_host_report
 
 from rocm_fleet.drift import CheckResult, DriftReport, HostResult
 from rocm_fleet.drift.waivers import WaiverError, apply_waivers, host_pattern_matches, load_waivers
-
-from .drift_samples import three_host_report
 
 TODAY = datetime.date(2025, 6, 1)
 

@@ -9,6 +9,7 @@ import stat
 import xml.etree.ElementTree as ET
 
 import pytest
+from fleet_testing.drift_samples import status_mix_report, three_host_report, xgmi_matrix
 
 from rocm_fleet.drift import Change, CheckResult, DriftReport, GpuSummary, HostResult
 from rocm_fleet.drift.writers import write_all
@@ -16,8 +17,6 @@ from rocm_fleet.drift.writers.html import render_html
 from rocm_fleet.drift.writers.json import read_json
 from rocm_fleet.drift.writers.junit import render_junit
 from rocm_fleet.drift.writers.prometheus import escape_label_value, render_prometheus, write_prometheus
-
-from .drift_samples import status_mix_report, three_host_report, xgmi_matrix
 
 # Attributes and children the Jenkins xunit JUnit schema (junit-10.xsd) allows.
 JUNIT_SCHEMA = {

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Installed packages, read once per evaluation: dpkg's status file directly, or one ``rpm -qa`` call.
+
+Reading /var/lib/dpkg/status costs a few milliseconds where a dpkg-query or
+apt call per package would cost a process each.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.core import (
+    CheckError,
+    failed,
+    passed,
+    version_matches,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.common.runner import make_runner
+
+DPKG_STATUS = "/var/lib/dpkg/status"
+RPM_DATABASES = ("/var/lib/rpm", "/usr/lib/sysimage/rpm")
+RPM_BINARIES = ("/usr/bin/rpm", "/bin/rpm")
+RPM_QUERY_FORMAT = "%{NAME}\\t%{EPOCH}\\t%{VERSION}-%{RELEASE}\\n"
+RPM_TIMEOUT = 60
+
+
+def parse_dpkg_status(text):
+    """{package: [version, ...]} of packages whose Status is 'install ok installed' (one per arch)."""
+    installed = {}
+    for paragraph in text.split("\n\n"):
+        fields = {}
+        for line in paragraph.splitlines():
+            if line[:1] in (" ", "\t") or ":" not in line:
+                continue  # continuation lines of Description and Conffiles
+            key, _sep, value = line.partition(":")
+            fields[key.strip().lower()] = value.strip()
+        if fields.get("package") and fields.get("status", "").split()[-1:] == ["installed"]:
+            installed.setdefault(fields["package"], []).append(fields.get("version", ""))
+    return installed
+
+
+def parse_rpm_query(text):
+    installed = {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 3 or not parts[0]:
+            continue
+        name, epoch, version = parts
+        if epoch not in ("(none)", "", "0"):
+            version = "%s:%s" % (epoch, version)
+        installed.setdefault(name, []).append(version)
+    return installed
+
+
+def _rpm_inventory(host):
+    binary = next((path for path in RPM_BINARIES if os.access(path, os.X_OK)), None)
+    if binary is None:
+        raise CheckError("the host has an RPM database but no rpm command")
+    args = ["-qa", "--qf", RPM_QUERY_FORMAT]
+    if not host.is_live:
+        args = ["--root", os.path.realpath(host.root)] + args
+    rc, out, err = make_runner(binary, RPM_TIMEOUT)(args)
+    if rc != 0:
+        raise CheckError("rpm -qa failed (rc %d): %s" % (rc, err.strip()[:200]))
+    return "rpm", parse_rpm_query(out)
+
+
+def installed_packages(host):
+    """(manager, {name: [versions]}), computed once per HostView."""
+
+    def compute():
+        text = host.read_text(DPKG_STATUS)
+        if text is not None:
+            return "dpkg", parse_dpkg_status(text)
+        if any(os.path.isdir(host.path(path)) for path in RPM_DATABASES):
+            return _rpm_inventory(host)
+        raise CheckError("no package database: neither %s nor an RPM database exists" % DPKG_STATUS)
+
+    outcome = host.cached("packages", lambda: _capture(compute))
+    if isinstance(outcome, CheckError):
+        raise outcome
+    return outcome
+
+
+def _capture(compute):
+    # A failed inventory is remembered too: each package item reports the same reason, at the cost of one read.
+    try:
+        return compute()
+    except CheckError as exc:
+        return exc
+
+
+def check_package(expect, host):
+    name = expect["name"]
+    manager, installed = installed_packages(host)
+    versions = installed.get(name, [])
+    actual = {"installed": versions, "manager": manager}
+    if expect["state"] == "absent":
+        if versions:
+            return failed(actual, "%s %s is installed and should not be" % (name, ", ".join(versions)), action="remove")
+        return passed(actual, "%s is not installed" % name)
+    if not versions:
+        return failed(actual, "%s is not installed" % name, action="install")
+    wanted = expect.get("version")
+    if wanted and not any(version_matches(version, wanted) for version in versions):
+        message = "%s %s is installed, expected %s" % (name, ", ".join(versions), wanted)
+        return failed(actual, message, action="update")
+    return passed(actual, "%s %s is installed" % (name, ", ".join(versions)))

@@ -1,0 +1,66 @@
+"""Helpers of the lab's integration tests: run rocm-fleet, run commands on lab hosts over SSH."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ROCM_FLEET = [sys.executable, "-m", "rocm_fleet.cli"]
+
+
+def lab_available() -> str | None:
+    if os.geteuid() != 0:
+        return "the lab needs root"
+    for tool in ("unshare", "debootstrap", "ssh", "ssh-keygen"):
+        if not shutil.which(tool):
+            return f"the lab needs {tool}"
+    return None
+
+
+def rocm_fleet(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*ROCM_FLEET, *args],
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=600,
+    )
+
+
+class LabShell:
+    """Runs commands on lab hosts as the login user, over SSH with strict host key checking."""
+
+    def __init__(self, state_dir: Path):
+        self.state_dir = state_dir
+
+    def ssh_command(self, port: int, command: str) -> list[str]:
+        ssh = self.state_dir / "ssh"
+        return [
+            "ssh",
+            "-i",
+            str(ssh / "id_ed25519"),
+            "-o",
+            f"UserKnownHostsFile={ssh / 'known_hosts'}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-p",
+            str(port),
+            "fleet@127.0.0.1",
+            command,
+        ]
+
+    def run(self, port: int, command: str, check: bool = True, timeout: float = 60) -> str:
+        result = subprocess.run(self.ssh_command(port, command), capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"{command!r} on port {port} failed ({result.returncode}): {result.stderr}")
+        return result.stdout

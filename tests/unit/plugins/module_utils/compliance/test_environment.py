@@ -1,0 +1,273 @@
+"""job_environment items: what a listed user's login shell and the systemd manager give a job, against a temp tree.
+
+The login shell is started through an injected runner that runs a real ``sh`` on the
+tree's own /etc/profile (and the user's ~/.profile) and then the module's own command,
+so the environment parsed is what ``env -0`` really printed.
+"""
+
+import os
+import subprocess
+
+import pytest
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.core import (
+    CommandUnavailable,
+    HostView,
+    run_live,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.environment import (
+    manager_default_environment,
+    override_problems,
+    rocm_path_problems,
+    shell_assignments,
+)
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import evaluate_item
+from fleet_testing.compliance_tree import write
+
+PASSWD = (
+    "root:x:0:0:root:/root:/bin/bash\n"
+    "alice:x:1000:1000::/home/alice:/bin/bash\n"
+    "svc:x:998:998::/nonexistent:/usr/sbin/nologin\n"
+)
+PROFILE = 'for f in "$ROOT"/etc/profile.d/*.sh; do [ -r "$f" ] && . "$f"; done\n'
+# As the environment role's rocm.sh sets them.
+ROCM_SH = (
+    "export ROCM_PATH=/opt/rocm\n"
+    'case ":${PATH}:" in\n  *":${ROCM_PATH}/bin:"*) ;;\n  *) PATH="${PATH}:${ROCM_PATH}/bin" ;;\nesac\n'
+    "export PATH\n"
+)
+EXECUTABLE = "#!/bin/sh\nexit 99\n"  # present so the checker picks it; the injected runner stands in for it
+
+
+@pytest.fixture
+def root(tmp_path):
+    write(tmp_path, "/etc/passwd", PASSWD)
+    write(tmp_path, "/etc/group", "root:x:0:\nrender:x:105:alice\n")
+    write(tmp_path, "/etc/profile", PROFILE)
+    write(tmp_path, "/etc/profile.d/rocm.sh", ROCM_SH)
+    write(tmp_path, "/usr/sbin/runuser", EXECUTABLE, 0o755)
+    (tmp_path / "opt/rocm-6.4.1/bin").mkdir(parents=True)
+    (tmp_path / "opt/rocm-6.3.3/bin").mkdir(parents=True)
+    os.symlink("/opt/rocm-6.4.1", tmp_path / "opt/rocm")
+    (tmp_path / "home/alice").mkdir(parents=True)
+    (tmp_path / "run/systemd/system").mkdir(parents=True)  # booted with systemd
+    return tmp_path
+
+
+def login_runner(root, calls):
+    """Run the checker's login command with a real sh that reads the tree's profile and the user's ~/.profile."""
+
+    def run(argv, timeout):
+        calls.append(argv)
+        user = argv[argv.index("-c") - 1]
+        script = '. "$ROOT/etc/profile"; [ -r "$HOME/.profile" ] && . "$HOME/.profile"; %s' % argv[-1]
+        home = "%s/home/%s" % (root, user)
+        done = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "HOME=" + home, "ROOT=" + str(root),
+                               "sh", "-c", script], capture_output=True, text=True, timeout=timeout)
+        return done.returncode, done.stdout, done.stderr
+
+    return run
+
+
+def check(root, run=None, item_id="ROCM-ENV-005", **expect):
+    expect.setdefault("scope", "login")
+    if expect["scope"] == "login":
+        expect.setdefault("users", ["alice"])
+    expect.setdefault("rocm_path", "/opt/rocm")
+    expect.setdefault("release_dir", "/opt/rocm-6.4.1")
+    expect.setdefault("gfx_targets", ["gfx942"])
+    item = {"id": item_id, "kind": "job_environment", "expect": expect}
+    return evaluate_item(item, 0, HostView(str(root), run=run))
+
+
+def test_a_clean_login_shell_passes_and_shows_what_it_got(root):
+    calls = []
+    result = check(root, run=login_runner(root, calls))
+    assert result["status"] == "pass", result["message"]
+    assert calls == [["/usr/sbin/runuser", "-l", "alice", "-c", calls[0][-1]]]
+    got = result["actual"]["users"]["alice"]
+    assert got["read"] is True and got["environment"]["ROCM_PATH"] == "/opt/rocm"
+    assert got["environment"]["PATH"].endswith(":/opt/rocm/bin")
+
+
+def test_a_foreign_override_from_another_profile_file_fails_naming_file_and_line(root):
+    write(root, "/etc/profile.d/zz-site.sh", "# site tuning\nexport HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    result = check(root, run=login_runner(root, []))
+    assert result["status"] == "fail"
+    assert result["message"].startswith(
+        "the login shell of alice has HSA_OVERRIDE_GFX_VERSION=11.0.0 (from /etc/profile.d/zz-site.sh:2), not "
+        "wanted: HSA_OVERRIDE_GFX_VERSION: ROCm supports gfx942 natively")
+    assert "/etc/profile.d/zz-site.sh:2 sets HSA_OVERRIDE_GFX_VERSION=11.0.0" in result["message"]
+    assert result["repair"] is None and result["action"] == "none"
+
+
+def test_a_per_device_override_in_a_dotfile_fails_too(root):
+    write(root, "/home/alice/.profile", "export HSA_OVERRIDE_GFX_VERSION_3=9.4.2\n")
+    result = check(root, run=login_runner(root, []))
+    assert result["status"] == "fail"
+    assert "HSA_OVERRIDE_GFX_VERSION_3=9.4.2 (from /home/alice/.profile:1)" in result["message"]
+
+
+def test_a_needed_override_with_another_value_fails_and_the_right_one_passes(root):
+    needed = {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    write(root, "/etc/profile.d/rocm.sh", ROCM_SH + "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    assert check(root, run=login_runner(root, []), hsa_overrides=needed,
+                 gfx_targets=["gfx1031"])["status"] == "pass"
+    write(root, "/etc/profile.d/zz-site.sh", "HSA_OVERRIDE_GFX_VERSION=10.3.1; export HSA_OVERRIDE_GFX_VERSION\n")
+    result = check(root, run=login_runner(root, []), hsa_overrides=needed, gfx_targets=["gfx1031"])
+    assert result["status"] == "fail"
+    assert result["message"].startswith("the login shell of alice has HSA_OVERRIDE_GFX_VERSION=10.3.1 "
+                                        "(from /etc/profile.d/zz-site.sh:1), expected 10.3.0")
+
+
+def test_another_release_on_rocm_path_and_path_fails(root):
+    write(root, "/etc/profile.d/zz-old.sh", "export ROCM_PATH=/opt/rocm-6.3.3\nexport PATH=/opt/rocm-6.3.3/bin:$PATH\n")
+    result = check(root, run=login_runner(root, []))
+    assert result["status"] == "fail"
+    assert "has ROCM_PATH=/opt/rocm-6.3.3, not the default release /opt/rocm (/opt/rocm-6.4.1)" in result["message"]
+    assert "finds /opt/rocm-6.3.3/bin first on PATH, not the default release's /opt/rocm/bin" in result["message"]
+
+
+def test_the_release_directory_itself_is_the_default_release(root):
+    write(root, "/etc/profile.d/rocm.sh", "export ROCM_PATH=/opt/rocm-6.4.1\nexport PATH=$PATH:/opt/rocm-6.4.1/bin\n")
+    # No release_dir given: the /opt/rocm link on the host says which directory is the default.
+    result = check(root, run=login_runner(root, []), release_dir=None)
+    assert result["status"] == "pass", result["message"]
+
+
+def test_nologin_users_get_sh_and_su_stands_in_for_runuser(root):
+    os.remove(root / "usr/sbin/runuser")
+    write(root, "/usr/bin/su", EXECUTABLE, 0o755)
+    calls = []
+    check(root, run=login_runner(root, calls), users=["svc"])
+    assert calls[0][:5] == ["/usr/bin/su", "-", "-s", "/bin/sh", "svc"]
+
+
+def test_without_a_login_shell_the_files_decide_what_they_can_and_the_rest_is_unknown(root):
+    # No runner and not the live system: nothing can run.
+    result = check(root)
+    assert result["status"] == "unknown"
+    assert result["message"].startswith("unknown: the login shell of alice: %s is not the live system" % root)
+    write(root, "/etc/profile.d/zz-site.sh", "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    result = check(root)
+    assert result["status"] == "fail"
+    assert result["message"].startswith("/etc/profile.d/zz-site.sh:1 sets HSA_OVERRIDE_GFX_VERSION=11.0.0")
+    assert "; not seen: the login shell of alice:" in result["message"]
+
+
+def test_a_hung_login_shell_is_killed_and_unknown(root):
+    def hangs(argv, timeout):
+        return run_live(["sleep", "30"], timeout)
+
+    result = check(root, run=hangs, timeout=1)
+    assert result["status"] == "unknown"
+    assert "sleep 30 did not finish within 1s" in result["message"]
+
+
+def test_a_failing_login_shell_is_unknown_with_its_last_line(root):
+    def refuses(argv, timeout):
+        return run_live(["sh", "-c", "echo 'runuser: user alice does not exist' >&2; exit 1"], timeout)
+
+    result = check(root, run=refuses)
+    assert result["status"] == "unknown"
+    assert "/usr/sbin/runuser -l exited 1: runuser: user alice does not exist" in result["message"]
+
+
+def test_a_user_that_does_not_exist_is_unknown_here(root):
+    result = check(root, run=login_runner(root, []), users=["mallory"])
+    assert (result["status"], result["message"]) == (
+        "unknown", "unknown: the login shell of mallory: user mallory does not exist; the files read set nothing wrong")
+
+
+def test_the_manager_files_decide_without_systemctl_naming_the_drop_in(root):
+    write(root, "/etc/systemd/system.conf.d/rocm-fleet.conf", '[Manager]\nDefaultEnvironment="ROCM_PATH=/opt/rocm"\n')
+    result = check(root, item_id="ROCM-ENV-006", scope="service")
+    assert result["status"] == "unknown", result["message"]
+    assert result["actual"]["default_environment"] == {"ROCM_PATH": "/etc/systemd/system.conf.d/rocm-fleet.conf:2"}
+    # Drop-ins are read in name order: 50-site.conf's ROCM_PATH comes before the role's, which wins.
+    write(root, "/etc/systemd/system.conf.d/50-site.conf",
+          '[Manager]\nDefaultEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0" "ROCM_PATH=/opt/rocm-6.3.3"\n')
+    result = check(root, item_id="ROCM-ENV-006", scope="service")
+    assert result["status"] == "fail"
+    assert result["message"].startswith(
+        "/etc/systemd/system.conf.d/50-site.conf:2 sets HSA_OVERRIDE_GFX_VERSION=11.0.0, not wanted")
+    assert "ROCM_PATH" not in result["message"]
+    os.rename(root / "etc/systemd/system.conf.d/50-site.conf", root / "etc/systemd/system.conf.d/zz-site.conf")
+    result = check(root, item_id="ROCM-ENV-006", scope="service")
+    assert ("the DefaultEnvironment in effect (ROCM_PATH from /etc/systemd/system.conf.d/zz-site.conf:2) has "
+            "ROCM_PATH=/opt/rocm-6.3.3, not the default release") in result["message"]
+
+
+def test_a_host_not_booted_with_systemd_has_no_service_environment_to_check(root):
+    write(root, "/etc/systemd/system.conf.d/50-site.conf",
+          '[Manager]\nDefaultEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    os.rmdir(root / "run/systemd/system")
+    result = check(root, item_id="ROCM-ENV-006", scope="service")
+    assert (result["status"], result["message"]) == (
+        "skipped", "not booted with systemd (no /run/systemd/system): no service manager environment to check")
+    # The login shell is another matter: it is checked all the same.
+    assert check(root, run=login_runner(root, []))["status"] == "pass"
+
+
+def test_user_managers_environment_d_is_read(root):
+    write(root, "/etc/environment.d/90-gpu.conf", "HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    result = check(root, item_id="ROCM-ENV-006", scope="service", require_rocm_path=False)
+    assert result["message"].startswith("/etc/environment.d/90-gpu.conf:1 sets HSA_OVERRIDE_GFX_VERSION=11.0.0")
+
+
+def test_systemctl_that_cannot_reach_a_manager_is_unknown(root):
+    """This machine's own systemctl, where it runs; without systemd as PID 1 it says why it cannot."""
+    write(root, "/usr/bin/systemctl", EXECUTABLE, 0o755)
+    try:
+        rc, _out, err = run_live(["systemctl", "show-environment"], 10)
+    except CommandUnavailable:
+        pytest.skip("no systemctl on this machine")
+    result = check(root, run=lambda argv, timeout: run_live(["systemctl"] + argv[1:], timeout),
+                   item_id="ROCM-ENV-006", scope="service", require_rocm_path=False)
+    if rc == 0:
+        assert result["actual"]["read"] is True and "PATH" in result["actual"]["environment"]
+    else:
+        assert result["status"] == "unknown"
+        assert "systemctl show-environment exited %d: %s" % (rc, err.strip().splitlines()[0]) in result["message"]
+
+
+def test_invalid_items_are_errors():
+    host = HostView("/nonexistent")
+    result = evaluate_item({"id": "X-1", "kind": "job_environment", "expect": {"scope": "login"}}, 0, host)
+    assert result["message"] == "X-1: expect.users: must not be empty for scope login"
+    result = evaluate_item({"id": "X-1", "kind": "job_environment",
+                            "expect": {"scope": "service", "hsa_overrides": {"PATH": "x"}}}, 0, host)
+    assert result["status"] == "error" and "hsa_overrides.PATH" in result["message"]
+
+
+def test_shell_assignments_are_read_as_written():
+    text = ('export A=1 B="two words"\nif true; then export HSA_OVERRIDE_GFX_VERSION=11.0.0; fi\n'
+            "# export C=3\necho D=4\n")
+    assert [(entry["name"], entry["value"], entry["line"]) for entry in shell_assignments(text, "/f")] == [
+        ("A", "1", 1), ("B", "two words", 1), ("HSA_OVERRIDE_GFX_VERSION", "11.0.0", 2)]
+
+
+def test_default_environment_follows_systemd_order_and_reset():
+    files = [("/etc/systemd/system.conf", '[Manager]\nDefaultEnvironment="A=1" B=2\n'),
+             ("/etc/systemd/system.conf.d/a.conf", "[Manager]\nDefaultEnvironment=\n"),
+             ("/etc/systemd/system.conf.d/b.conf",
+              "[Manager]\nDefaultEnvironment=B=3\n[Other]\nDefaultEnvironment=C=4\n")]
+    assert manager_default_environment(files) == [
+        {"name": "B", "value": "3", "path": "/etc/systemd/system.conf.d/b.conf", "line": 2}]
+
+
+def test_override_and_path_decisions():
+    assert override_problems({"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}, {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}) == []
+    assert override_problems({}, {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}) == [
+        "the environment lacks HSA_OVERRIDE_GFX_VERSION_2, expected 10.3.0"]
+    assert override_problems({"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"})[0] \
+        .endswith("not wanted: HSA_OVERRIDE_GFX_VERSION: this host needs only HSA_OVERRIDE_GFX_VERSION_2=10.3.0")
+
+    def is_default(directory):
+        return directory in ("/usr", "/opt/rocm")
+
+    assert rocm_path_problems({"ROCM_PATH": "/usr", "PATH": "/usr/local/bin:/usr/bin:/opt/rocm-6.3.3/bin"},
+                              "/usr", "", is_default) == []
+    assert rocm_path_problems({"ROCM_PATH": "/opt/rocm", "PATH": "/usr/bin"}, "/opt/rocm", "", is_default) == [
+        "the environment has no ROCm directory on PATH, expected /opt/rocm/bin"]
+    assert rocm_path_problems({"PATH": "/usr/bin"}, "/opt/rocm", "", is_default, require_rocm_path=False,
+                              require_path=False) == []

@@ -1,0 +1,90 @@
+"""package items: dpkg's status file read directly, rpm's query output parsed."""
+
+import pytest
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.core import HostView
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import evaluate_item
+
+DPKG_STATUS = """Package: rocm-core
+Status: install ok installed
+Priority: optional
+Architecture: amd64
+Version: 6.4.1.60401-83~22.04
+Description: ROCm core
+ A continuation line: with a colon.
+
+Package: amdgpu-dkms
+Status: deinstall ok config-files
+Architecture: all
+Version: 1:6.12.12.60401-2164967.22.04
+
+Package: libc6
+Status: install ok installed
+Multi-Arch: same
+Architecture: amd64
+Version: 2.36-9+deb12u10
+
+Package: libc6
+Status: install ok installed
+Multi-Arch: same
+Architecture: i386
+Version: 2.36-9+deb12u10
+"""
+
+
+@pytest.fixture
+def host(tmp_path):
+    status = tmp_path / "var/lib/dpkg/status"
+    status.parent.mkdir(parents=True)
+    status.write_text(DPKG_STATUS)
+    return HostView(str(tmp_path))
+
+
+def check(host, **expect):
+    return evaluate_item({"id": "ROCM-PKG-010", "kind": "package", "expect": expect}, 0, host)
+
+
+def test_installed_package_with_version_pattern(host):
+    result = check(host, name="rocm-core", version="6.4.1*")
+    assert result["status"] == "pass", result["message"]
+    assert result["actual"] == {"installed": ["6.4.1.60401-83~22.04"], "manager": "dpkg"}
+
+
+def test_wrong_version_is_named(host):
+    result = check(host, name="rocm-core", version="6.3.0*")
+    assert result["status"] == "fail"
+    assert result["message"] == "rocm-core 6.4.1.60401-83~22.04 is installed, expected 6.3.0*"
+
+
+def test_config_files_only_is_not_installed(host):
+    result = check(host, name="amdgpu-dkms")
+    assert (result["status"], result["message"], result["action"]) == (
+        "fail",
+        "amdgpu-dkms is not installed",
+        "install",
+    )
+    assert check(host, name="amdgpu-dkms", state="absent")["status"] == "pass"
+
+
+def test_absent_package_that_is_installed_fails(host):
+    result = check(host, name="libc6", state="absent")
+    assert result["message"] == "libc6 2.36-9+deb12u10, 2.36-9+deb12u10 is installed and should not be"
+
+
+def test_exact_version_must_match_exactly(host):
+    assert check(host, name="libc6", version="2.36-9+deb12u10")["status"] == "pass"
+    assert check(host, name="libc6", version="2.36")["status"] == "fail"
+
+
+def test_no_package_database_is_an_error(tmp_path):
+    result = check(HostView(str(tmp_path)), name="rocm-core")
+    assert result["status"] == "error"
+    assert "no package database" in result["message"]
+
+
+def test_version_with_state_absent_is_invalid(host):
+    result = check(host, name="rocm-core", state="absent", version="6.4.1")
+    assert (result["status"], result["message"]) == (
+        "error",
+        "ROCM-PKG-010: expect.version: makes no sense with state absent",
+    )
+

@@ -1,1 +1,0 @@
-# A package, so these test modules cannot clash with same-named tests elsewhere.
