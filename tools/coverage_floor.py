@@ -3,8 +3,9 @@
     .venv/bin/python tools/coverage_floor.py .cache/coverage
 
 tests/run-all runs it after the tests beside the lab stream, which collect the data (pytest --cov). The floors
-are what the suite covered before plugins/module_utils moved into packages (f1f7924: module_utils 92.4%,
-plugins/ as a whole 91.7%, src/ 72.9%, unit tests alone): coverage may rise, never fall. Exit 1 below a floor.
+sit just under what that stream covered on a clean clone of 4e42c97, after plugins/module_utils moved into packages
+(plugins/ 92.2%, module_utils 92.5%, plugin_utils 94.8%, src/ 81.5%); before the move the unit tests alone covered
+module_utils 92.4%, plugins/ 91.7%, src/ 72.9% (f1f7924). Coverage may rise, never fall. Exit 1 below a floor.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import coverage
 REPO = Path(__file__).resolve().parents[1]
 # Area -> lowest acceptable percentage of its lines run by the tests.
 FLOORS = {
-    "plugins": 91.7,
-    "plugins/module_utils": 92.0,
-    "plugins/plugin_utils": 90.0,
-    "src": 72.9,
+    "plugins": 92.0,
+    "plugins/module_utils": 92.3,
+    "plugins/plugin_utils": 94.5,
+    "src": 80.5,
 }
 
 
