@@ -54,10 +54,6 @@ def script_roots(repo: Path) -> list[Path]:
     return sorted([*(repo / "benchmarks").glob("*.py"), *(repo / "tools").glob("*.py")])
 
 
-# The lab's judges: real tools (udevadm, rocm-smi, amd-smi of several Debian releases) run against the lab's
-# hardware model, by the lab's own tests only. They are the lab's, so they stay beside it in src/rocm_fleet.
-LAB_JUDGES = {"rocm_fleet.hardware.toolcheck", "rocm_fleet.hardware.tool_limits", "rocm_fleet.lab.udev_judge"}
-
 
 def imports(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every import in ``path``, ``from x import y`` giving x.y (which may be a module)."""
@@ -147,7 +143,7 @@ def orphans(repo: Path) -> list[str]:
     files = {dotted(repo, path): path for path in python_files(repo)}
     roots = {name for name, path in files.items()
              if path.relative_to(repo).parts[1] not in ("module_utils", "plugin_utils", "rocm_fleet")}
-    roots |= (run_as_script(repo) | LAB_JUDGES) & set(files)
+    roots |= run_as_script(repo) & set(files)
     seen, stack = set(), list(roots)
     stack.extend(target for path in script_roots(repo) for _, target in imports(path) if target in files)
     while stack:

@@ -7,7 +7,7 @@ rocm-smi 5.2.3 (bookworm), rocm-smi 6.1.2 and amd-smi 6.1.2 (trixie), rocm-smi
 collection's own parsers and gpu_facts' collectors, and must agree with
 collect_sysfs and the profile on count, PCI address, device ID, product, gfx
 target, VRAM, the link matrix and NUMA affinity. Where the lab cannot supply an
-answer (it comes from a DRM or KFD ioctl), src/rocm_fleet/hardware/tool_limits.py
+answer (it comes from a DRM or KFD ioctl), tests/fleet_testing/tool_limits.py
 says why and the test asserts that documented behaviour instead. Every message
 names the tool and its version, so a new forky release that breaks it says so.
 """
@@ -23,11 +23,11 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi impor
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi.text import parse_rocm_smi_text
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocminfo import collect_rocminfo
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.sysfs.devices import collect_sysfs
+from fleet_testing.tool_limits import CPX_VIEWS, NOT_THE_GPU, UNKNOWN, upstream_version
+from fleet_testing.toolcheck import RenderedHost, ToolUnderTest, prefetch, runner, tool_version
 
 from rocm_fleet.hardware import available_profiles, load_profile
 from rocm_fleet.hardware.sandbox import sandbox_problem
-from rocm_fleet.hardware.tool_limits import CPX_VIEWS, NOT_THE_GPU, UNKNOWN, upstream_version
-from rocm_fleet.hardware.toolcheck import RenderedHost, ToolUnderTest, prefetch, runner, tool_version
 from rocm_fleet.lab.toolroots import TOOL_ROOTS, ensure_tool_roots
 
 pytestmark = pytest.mark.lab

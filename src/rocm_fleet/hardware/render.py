@@ -34,7 +34,7 @@ The newer tools (rocm-smi 6.1.2/6.4.1, amd-smi 6.1.2/27.1, in the Debian roots o
 ``lab/toolroots.py``) read the same files through ``/sys/class/drm/renderD*``
 and need every KFD node's ``p2p_links`` directory (``render_kfd.py``). What they
 take from DRM or KFD ioctls instead, which no rendered tree can answer, is listed
-per tool version in ``tool_limits.py`` and checked by
+per tool version in ``tests/fleet_testing/tool_limits.py`` and checked by
 tests/integration/test_tool_crosscheck.py.
 
 A partitioned GPU (``Profile.partitions()``, e.g. mi300x-8-cpx-nps4) has the

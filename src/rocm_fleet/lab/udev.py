@@ -14,7 +14,7 @@ Only what decides a node's permissions is evaluated:
 
 A rule with a key that needs a program or the udev database (PROGRAM, RESULT, TEST,
 TAG, SYSCTL, ...) as a match is skipped: the lab cannot decide it. Tags and what they
-queue (the seat's ACL) are the real udev's to judge (rocm_fleet.lab.udev_judge).
+queue (the seat's ACL) are the real udev's to judge (tests/fleet_testing/udev_judge.py).
 
 The lab bases carry Debian's udev package, as every real Debian machine does (it is
 Priority important); for a root without it (no 50-udev-default.rules) the GPU lines of

@@ -19,8 +19,7 @@ from fleet_testing.lab_drift import drift, failed_checks
 from fleet_testing.lab_helpers import REPO
 from fleet_testing.lab_site import run_playbook
 from fleet_testing.provision_lab import CREATED_USER, authorize_login_key, login_session, revoke_login_key, sudo
-
-from rocm_fleet.lab.udev_judge import parse
+from fleet_testing.udev_judge import parse
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 JUDGED = ("mi300x-01", "rx7900xtx-01")  # Debian 12 (systemd 252) and Debian 13 (257)

@@ -8,13 +8,13 @@ import yaml
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import DEVICE_KEYS, TOPOLOGY_KEYS
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.rocm_smi.text import parse_rocm_smi_text
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.sysfs.devices import collect_sysfs
+from fleet_testing.tool_limits import LIMITS, NOT_THE_GPU, UNKNOWN, limits_for, upstream_version
 
 from rocm_fleet.hardware import ProfileError, available_profiles, load_profile, profile_from_dict
 from rocm_fleet.hardware.profile import PROFILE_DIR
 from rocm_fleet.hardware.render import DeviceNode, render_profile
 from rocm_fleet.hardware.render_kfd import NODE_DIRECTORIES
 from rocm_fleet.hardware.sandbox import tool_root_script
-from rocm_fleet.hardware.tool_limits import LIMITS, NOT_THE_GPU, UNKNOWN, limits_for, upstream_version
 
 CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures"
 EXPECTED_PROFILES = {"mi300x-8", "mi250x-8gcd", "mi210-4-pcie", "w7900-2", "rx7900xtx-1", "rx6700xt-1", "nogpu"}

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host.udev_uaccess import masked_uaccess_rules
 from fleet_testing.dev_setup import require_dev_package
+from fleet_testing.udev_judge import udevadm_test
 
 from rocm_fleet.hardware.profile import load_profile
 from rocm_fleet.hardware.render import render_profile
 from rocm_fleet.lab import base, debroot, hwsys, udev
-from rocm_fleet.lab.udev_judge import udevadm_test
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="udevadm test runs in a mount namespace: needs root")
 UACCESS = "usr/lib/udev/rules.d/70-uaccess.rules"

@@ -15,9 +15,9 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from fleet_testing.tool_limits import limits_for, upstream_version
 from rocm_fleet.hardware.render import render_profile
 from rocm_fleet.hardware.sandbox import run_in_tool_root
-from rocm_fleet.hardware.tool_limits import limits_for, upstream_version
 from rocm_fleet.lab.toolroots import package_version
 
 _AMD_SMI_VERSION = re.compile(r"AMDSMI Tool:\s*(\S+)")
