@@ -86,3 +86,20 @@ def firmware_minimums():
     if variable not in _builtin:
         _builtin[variable] = _read(name, variable)
     return copy.deepcopy(_builtin[variable])
+
+
+STREAMS_FILE = "release_streams.yml"
+STREAM_TABLES = (
+    ("preflight_release_streams_builtin", "preflight_release_streams_extra"),
+    ("preflight_repository_keys_builtin", "preflight_repository_keys_extra"),
+)
+
+
+def release_streams(streams_extra=None, keys_extra=None):
+    """(streams, keys) of roles/preflight/vars/release_streams.yml combined with their *_extra, fresh copies."""
+    combined = []
+    for (variable, extra_name), extra in zip(STREAM_TABLES, (streams_extra, keys_extra), strict=True):
+        if variable not in _builtin:
+            _builtin[variable] = _read(STREAMS_FILE, variable)
+        combined.append(_combined(variable, extra_name, extra))
+    return tuple(combined)

@@ -28,8 +28,8 @@ def test_the_builtin_table_and_the_matrix_references_are_usable():
     assert all(line["source"] for line in DRIVERS.values())
 
 
-def test_every_7x_release_names_a_30x_line_with_its_module_and_kernel():
-    releases = [version for version in MATRIX if version.startswith("7.")]
+def test_every_legacy_7x_release_names_a_30x_line_with_its_module_and_kernel():
+    releases = [version for version in MATRIX if version.startswith("7.") and not MATRIX[version].get("stream")]
     assert releases == ["7.0.0", "7.0.1", "7.0.2", "7.1.0", "7.1.1", "7.2.0", "7.2.1", "7.2.2", "7.2.3", "7.2.4"]
     own = dict((version, MATRIX[version]["amdgpu_driver"]) for version in releases)
     assert own == {"7.0.0": "30.10", "7.0.1": "30.10.1", "7.0.2": "30.10.2", "7.1.0": "30.20", "7.1.1": "30.20.1",
@@ -39,6 +39,19 @@ def test_every_7x_release_names_a_30x_line_with_its_module_and_kernel():
     assert set(modules[line] for line in ("30.20", "30.20.1")) == {"6.16.6"}
     assert set(modules[line] for line in ("30.30", "30.30.1", "30.30.2", "30.30.3", "30.30.4")) == {"6.16.13"}
     assert {DRIVERS[line]["kernel"]["max"] for line in own.values()} == {"6.14", "6.16"}
+
+
+def test_the_core_sdk_releases_name_the_31x_lines_and_run_with_the_30x_ones():
+    # AMD's 7.14.0 and 10.0.0 install pages (driver 31.40, 31.50); the amdgpu compatibility matrix rows
+    # "31.50.x", "7.0.x, 7.1.x, 7.2.x, 7.14.x, 10.0.0" (ROCm/amdgpu-docs compatibility-matrix.rst).
+    own = {version: row["amdgpu_driver"] for version, row in MATRIX.items() if row.get("stream")}
+    assert own == {"7.14.0": "31.40", "10.0.0": "31.50", "10.1.0": "31.50", "10.2.0": "31.50"}
+    assert (DRIVERS["31.40"]["kernel_module"], DRIVERS["31.50"]["kernel_module"]) == ("6.19.14", "7.1.3")
+    assert (DRIVERS["31.40"]["kernel"]["max"], DRIVERS["31.50"]["kernel"]["max"]) == ("6.19", "7.1")
+    # The driver may stay through the move: 7.2.x runs with 31.50 and 10.0.0 with 30.30.
+    assert choose_driver(MATRIX, DRIVERS, "7.2.3", "31.50")[1] == []
+    assert choose_driver(MATRIX, DRIVERS, "10.0.0", "30.30.3")[1] == []
+    assert "does not run with amdgpu driver line 6.4.1" in choose_driver(MATRIX, DRIVERS, "10.0.0", "6.4.1")[1][0]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +88,7 @@ def test_a_newer_line_that_amd_lists_for_the_release_is_taken():
     [
         ("7.2.3", "30.40", "preflight_amdgpu_driver 30.40 is not an amdgpu driver line AMD publishes (known: 6.1.0,"),
         ("7.2.3", "6.3.3", "ROCm 7.2.3 does not run with amdgpu driver line 6.3.3: AMD's user/kernel compatibility "
-                           "lists 30.30.3, 30.30, 30.20, 30.10, 6.4 for it"),
+                           "lists 30.30.3, 31.50, 31.40, 30.30, 30.20, 30.10, 6.4 for it"),
         ("7.0.2", "30.20.1", "ROCm 7.0.2 does not run with amdgpu driver line 30.20.1"),
         ("6.2.4", "6.4.1", "lists 6.2.4 for it (no source)"),
     ],

@@ -120,9 +120,11 @@ def test_kernel_beyond_driver_range_is_rejected_unless_accepted():
     lab_kernel = "6.18.44-fc-v595"
     decision = support(MI300X_HOST, kernel=lab_kernel)
     assert kinds(decision) == ["kernel"] and "6.12" in decision["problems"][0]["message"]
-    assert decision["alternatives"] == []
+    # The Core SDK's driver lines build for it (31.40: module 6.19.14; 31.50: 7.1.3), the legacy ones do not.
+    assert decision["alternatives"] == ["7.14.0", "10.0.0", "10.1.0"]
     report = decisions.preflight_report(decision, "lab-mi300x")
-    for part in ("lab-mi300x", "6.4.1", "Debian 12", lab_kernel, "AMD Instinct MI300X", "no ROCm version"):
+    for part in ("lab-mi300x", "6.4.1", "Debian 12", lab_kernel, "AMD Instinct MI300X",
+                 "nearest ROCm versions that would pass on this host: 7.14.0, 10.0.0, 10.1.0"):
         assert part in report
     wrong_series = support(
         MI300X_HOST, kernel=lab_kernel, acceptances=[{"what": "kernel", "value": "6.17", "reason": "x"}]

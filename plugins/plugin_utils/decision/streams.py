@@ -1,0 +1,424 @@
+# -*- coding: utf-8 -*-
+# Copyright: rocm-fleet contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""AMD's release streams (roles/preflight/vars/release_streams.yml): what a release of each is on a host.
+
+A release's row in the support matrix names its stream; the stream's row says how its repositories
+are registered, how its packages are named, where it installs, what makes it the default and which
+tools it ships. Every answer here comes from those two rows, so a release of an existing stream is
+a matrix row and nothing else.
+
+* stream_name(matrix, release) / stream_of(streams, matrix, release): the stream of a release.
+* host_os(distribution, version, codename): the host as the streams' os_dirs key it.
+* registrations(streams, keys, matrix, releases, host, manager): the repository registrations
+  (apt deb822 stanzas, dnf/zypper .repo sections) that the releases need on the host.
+* render(registration): the file text of a registration, as AMD's instructions write it.
+* release_packages(streams, matrix, release, usecases, targets, package_format, all_targets):
+  the package names of the use cases for the host's GPU targets.
+* install_root, default_links, stream_tools: where a release lives, what points at it, what it ships.
+* stream_problems(streams, keys, matrix): what is wrong with the tables (an extension's typo).
+
+Every failure is a StreamError whose message names the release, the stream and what to do.
+Stdlib only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import string
+
+from ansible_collections.rocm_fleet.core.plugins.module_utils.common.versions import OS_LABELS, os_key, version_key
+
+DEFAULT_STREAM = "legacy"
+MANAGERS = ("apt", "dnf", "zypper")
+PACKAGE_FORMATS = ("deb", "rpm")
+# Enterprise derivatives read the os_dirs of the distribution they rebuild.
+OS_FALLBACK = {"ol": "rhel", "rocky": "rhel", "centos": "rhel", "almalinux": "rhel"}
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+_PER_RELEASE = ("{release}", "{dir}", "{series}")
+STREAM_KEYS = ("title", "series", "dir", "key", "os_dirs", "repositories", "packages", "all_targets",
+               "target_names", "install_root", "default", "tools", "replaces", "source")
+
+
+class StreamError(ValueError):
+    """A release, host or table the streams cannot answer for; the message says what to do."""
+
+
+def _release_parts(release):
+    match = _RELEASE.match(str(release or "").strip())
+    if not match:
+        raise StreamError("%r is not a ROCm release (x.y.z)" % (release,))
+    major, minor, patch = match.groups()
+    short = "%s.%s" % (major, minor) if int(patch) == 0 else "%s.%s.%s" % (major, minor, patch)
+    return {"release": match.group(0), "major": major, "minor": minor, "patch": patch, "short": short}
+
+
+def stream_name(matrix, release):
+    """The stream the matrix row of ``release`` names ("legacy" where it names none)."""
+    row = (matrix or {}).get(str(release))
+    if not isinstance(row, dict):
+        known = ", ".join(sorted(matrix or {}, key=lambda value: version_key(value) or (0,)))
+        raise StreamError("ROCm %s is not in the support matrix (known: %s); add its row to "
+                          "preflight_support_matrix_extra or pick a known release" % (release, known))
+    return str(row.get("stream") or DEFAULT_STREAM)
+
+
+def stream_of(streams, matrix, release):
+    name = stream_name(matrix, release)
+    stream = (streams or {}).get(name)
+    if not isinstance(stream, dict):
+        raise StreamError("ROCm %s names the release stream %r, which release_streams.yml does not define "
+                          "(known: %s)" % (release, name, ", ".join(sorted(streams or {}))))
+    return name, stream
+
+
+def release_values(stream, release):
+    """{release, major, minor, patch, short, series, dir} of ``release`` in ``stream``."""
+    values = _release_parts(release)
+    values["series"] = _format(stream.get("series") or "{release}", values)
+    values["dir"] = _format(stream.get("dir") or "{release}", values)
+    return values
+
+
+def _format(template, values):
+    try:
+        return string.Formatter().vformat(str(template), (), values)
+    except (KeyError, IndexError, ValueError) as error:
+        raise StreamError("the release stream field %r names %s, which is not a known placeholder"
+                          % (template, error)) from error
+
+
+def host_os(distribution, version, codename=""):
+    """{os, version, major, codename} of a host, from ansible_distribution and its version."""
+    name = os_key(distribution) or str(distribution or "").strip().lower()
+    version = str(version or "").strip()
+    return {"os": name, "version": version, "major": version.split(".")[0], "codename": str(codename or "")}
+
+
+def _os_dir(stream_title, table_name, table, host, values):
+    """The directory ``table`` (os key -> {OS release or major or '*': format}) gives the host."""
+    for name in (host["os"], OS_FALLBACK.get(host["os"])):
+        entries = (table or {}).get(name) if name else None
+        if not entries:
+            continue
+        for wanted in (host["version"], host["major"], "*"):
+            if wanted in entries:
+                return _format(entries[wanted], values)
+    label = OS_LABELS.get(host["os"], host["os"])
+    served = "; ".join("%s %s" % (OS_LABELS.get(name, name), ", ".join(sorted(map(str, entries))))
+                       for name, entries in sorted((table or {}).items()))
+    raise StreamError("%s has no %s repository for %s %s (AMD builds it for %s): install a listed OS or "
+                      "add the directory to preflight_release_streams_extra" % (
+                          stream_title, table_name, label, host["version"], served or "no OS"))
+
+
+def _applies(entry, release):
+    """Whether an entry's releases: {min, max} admit ``release`` (no bounds: every release)."""
+    bounds = entry.get("releases") if isinstance(entry, dict) else None
+    if not bounds:
+        return True
+    wanted = version_key(release)
+    low, high = version_key(bounds.get("min")), version_key(bounds.get("max"))
+    return (low is None or wanted >= low) and (high is None or wanted <= high)
+
+
+def _host_values(stream, release, host):
+    values = release_values(stream, release)
+    values.update(os_version=host["version"], os_major=host["major"], codename=host["codename"], arch="amd64")
+    tables = stream.get("os_dirs") or {}
+    os_dirs = {}
+    for table_name in tables:
+        os_dirs[table_name] = _LazyDir(stream.get("title") or "the release stream", table_name, tables[table_name],
+                                       host, values)
+    values["os_dirs"] = _Dirs(os_dirs)
+    return values
+
+
+class _LazyDir:
+    """An os_dirs table resolved only where a field names it, so a missing directory fails only its user."""
+
+    def __init__(self, title, name, table, host, values):
+        self.args = (title, name, table, host, values)
+
+    def __format__(self, spec):
+        return format(_os_dir(*self.args), spec)
+
+
+class _Dirs(dict):
+    def __missing__(self, key):
+        raise StreamError("a repository field names os_dirs[%s], which the stream does not define" % key)
+
+
+def _expand(template, stream, releases, host):
+    """The distinct values of ``template`` over the releases (once when it names no release field)."""
+    per_release = any(field in str(template) for field in _PER_RELEASE)
+    chosen = releases if per_release else releases[:1]
+    seen = []
+    for release in chosen:
+        value = _format(template, _host_values(stream, release, host))
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def _stream_releases(streams, matrix, releases):
+    """{stream name: (stream, [releases in the given order])} for the host's releases."""
+    grouped = {}
+    for release in releases or []:
+        name, stream = stream_of(streams, matrix, release)
+        grouped.setdefault(name, (stream, []))[1].append(str(release))
+    return grouped
+
+
+def _key(keys, name, stream_title):
+    key = (keys or {}).get(name)
+    if not isinstance(key, dict):
+        raise StreamError("%s names the signing key %r, which preflight_repository_keys does not define" % (
+            stream_title, name))
+    return key
+
+
+def _apt_registration(layout, stream, wanted, host, key):
+    uris = []
+    for uri in layout.get("uris") or []:
+        for value in _expand(uri["url"], stream, [release for release in wanted if _applies(uri, release)], host):
+            if value not in uris:
+                uris.append(value)
+    suite = " ".join(_expand(layout["suite"], stream, wanted, host))
+    components = " ".join(layout.get("components") or ["main"])
+    fields = [["X-Repo-Id", layout["repo_id"]]] if layout.get("repo_id") else []
+    fields += [["Types", "deb"], ["URIs", " ".join(uris)], ["Suites", suite], ["Components", components],
+               ["Architectures", "amd64"], ["Signed-By", key["apt_keyring"]]]
+    if layout.get("enabled"):
+        fields.append(["Enabled", "yes"])
+    return {"path": layout["file"], "style": layout.get("style") or "deb822", "fields": fields}
+
+
+def _newest(releases):
+    return max(releases, key=version_key)
+
+
+def _rpm_registration(layout, stream, wanted, host, key, manager):
+    sections = []
+    for section in layout.get("sections") or []:
+        admitted = [release for release in wanted if _applies(section, release)]
+        if admitted and not any(field in str(section["id"]) for field in _PER_RELEASE):
+            admitted = [_newest(admitted)]
+        for release in admitted:
+            values = _host_values(stream, release, host)
+            item = {"id": _format(section["id"], values), "name": _format(section["title"], values),
+                    "baseurl": _format(section["baseurl"], values), "gpgkey": "file://%s" % key["rpm_path"]}
+            if item["id"] not in [known["id"] for known in sections]:
+                sections.append(item)
+    directory = "/etc/yum.repos.d" if manager == "dnf" else "/etc/zypp/repos.d"
+    return {"path": "%s/%s.repo" % (directory, layout["file"]), "priority": layout.get("priority"),
+            "sections": sections}
+
+
+def registrations(streams, keys, matrix, releases, host, manager):
+    """The registrations the host needs for ``releases`` on ``manager`` (apt, dnf, zypper), in table order.
+
+    apt: {name, manager, key, stream, path, style, fields: [[field, value], ...]} (one deb822 stanza, or
+    one line where the stream's style says one_line); dnf/zypper: {name, manager, key, stream, path,
+    priority, sections: [{id, name, baseurl, gpgkey}]}.
+    """
+    if manager not in MANAGERS:
+        raise StreamError("unknown package manager %r (%s)" % (manager, ", ".join(MANAGERS)))
+    found = []
+    for _name, (stream, wanted) in _stream_releases(streams, matrix, releases).items():
+        title = stream.get("title") or _name
+        key = _key(keys, stream.get("key"), title)
+        for repository in stream.get("repositories") or []:
+            layout = repository.get(manager)
+            if not layout:
+                raise StreamError("%s has no %s registration for %s: it is not built for this package manager" % (
+                    title, manager, repository.get("name")))
+            entry = {"name": repository["name"], "manager": manager, "key": stream.get("key"), "stream": _name}
+            if manager == "apt":
+                entry.update(_apt_registration(layout, stream, wanted, host, key))
+            else:
+                entry.update(_rpm_registration(layout, stream, wanted, host, key, manager))
+            found.append(entry)
+    return found
+
+
+def render(registration):
+    """The text of a registration's file (without the managed-by header a role adds)."""
+    if registration["manager"] == "apt":
+        fields = dict(registration["fields"])
+        if registration.get("style") == "one_line":
+            return "deb [arch=%s signed-by=%s] %s %s %s\n" % (
+                fields["Architectures"], fields["Signed-By"], fields["URIs"], fields["Suites"], fields["Components"])
+        return "".join("%s: %s\n" % (field, value) for field, value in registration["fields"])
+    blocks = []
+    for section in registration["sections"]:
+        lines = ["[%s]" % section["id"], "name=%s" % section["name"], "baseurl=%s" % section["baseurl"],
+                 "enabled=1", "gpgcheck=1", "gpgkey=%s" % section["gpgkey"]]
+        if registration.get("priority") is not None:
+            lines.append("priority=%s" % registration["priority"])
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def _names(entries, package_format, release):
+    names = []
+    for entry in entries or []:
+        if isinstance(entry, dict):
+            if package_format not in (entry.get("formats") or PACKAGE_FORMATS) or not _applies(entry, release):
+                continue
+            entry = entry["name"]
+        names.append(str(entry))
+    return names
+
+
+def release_packages(streams, matrix, release, usecases, targets=(), package_format="deb", all_targets=False):
+    """The package names of ``usecases`` for ``release``: per GPU target where the stream names them so
+    (the host's ``targets``), every target's package when ``all_targets``. Without GPU targets (a login
+    node) a per-target stream installs its all-targets packages."""
+    name, stream = stream_of(streams, matrix, release)
+    title = stream.get("title") or name
+    if package_format not in PACKAGE_FORMATS:
+        raise StreamError("unknown package format %r (deb or rpm)" % (package_format,))
+    row = matrix[str(release)]
+    built = [str(target) for target in row.get("gfx_targets") or []]
+    targets = [str(target) for target in targets or []]
+    values = release_values(stream, release)
+    table = stream.get("packages") or {}
+    everything = all_targets or not targets
+    names = []
+    for usecase in usecases or []:
+        if usecase not in table:
+            raise StreamError("%s has no use case %r for ROCm %s (known: %s)" % (
+                title, usecase, release, ", ".join(sorted(table))))
+        entries = table[usecase]
+        if everything and usecase in (stream.get("all_targets") or {}):
+            entries = stream["all_targets"][usecase]
+        for template in _names(entries, package_format, release):
+            if "{target}" not in template:
+                found = [_format(template, values)]
+            else:
+                found = []
+                for target in targets:
+                    suffix = (stream.get("target_names") or {}).get(target, target)
+                    package = _format(template, dict(values, target=suffix))
+                    if target not in built:
+                        raise StreamError(
+                            "ROCm %s is not built for %s (%s builds it for %s): %s would have been needed. Pick a "
+                            "release whose gfx_targets list %s" % (
+                                release, target, title, ", ".join(built) or "no GPU target", package, target))
+                    found.append(package)
+            for package in found:
+                if package not in names:
+                    names.append(package)
+    return names
+
+
+def install_root(streams, matrix, release):
+    _name, stream = stream_of(streams, matrix, release)
+    return _format(stream.get("install_root") or "/opt/rocm-{release}", release_values(stream, release))
+
+
+def default_links(streams, matrix, release):
+    """[{alternative, link, path}]: the update-alternatives choices that make ``release`` the host's default."""
+    _name, stream = stream_of(streams, matrix, release)
+    values = release_values(stream, release)
+    return [{field: _format(item.get(field, ""), values) for field in ("alternative", "link", "path")}
+            for item in stream.get("default") or []]
+
+
+def stream_tools(streams, matrix, release):
+    return list(stream_of(streams, matrix, release)[1].get("tools") or [])
+
+
+def stream_problems(streams, keys, matrix):
+    """What is wrong with the stream and key tables and the matrix rows' stream names."""
+    problems = []
+    for name, stream in sorted((streams or {}).items()):
+        where = "release stream %s" % name
+        if not isinstance(stream, dict):
+            problems.append("%s: must be a mapping" % where)
+            continue
+        unknown = sorted(set(stream) - set(STREAM_KEYS))
+        if unknown:
+            problems.append("%s: unknown keys %s (known: %s)" % (where, ", ".join(unknown), ", ".join(STREAM_KEYS)))
+        if not str(stream.get("source") or "").strip():
+            problems.append("%s: has no source" % where)
+        if stream.get("key") not in (keys or {}):
+            problems.append("%s: key %r is not in preflight_repository_keys" % (where, stream.get("key")))
+        for usecase, entries in sorted((stream.get("packages") or {}).items()):
+            for entry in entries or []:
+                if isinstance(entry, dict) and not entry.get("name"):
+                    problems.append("%s: a package of use case %s has no name" % (where, usecase))
+        for repository in stream.get("repositories") or []:
+            for manager in MANAGERS:
+                if manager not in (repository or {}):
+                    problems.append("%s: repository %s has no %s registration" % (
+                        where, (repository or {}).get("name"), manager))
+    for name, key in sorted((keys or {}).items()):
+        where = "repository key %s" % name
+        if not isinstance(key, dict):
+            problems.append("%s: must be a mapping" % where)
+            continue
+        for field in ("url", "apt_keyring", "rpm_path", "source"):
+            if not str(key.get(field) or "").strip():
+                problems.append("%s: has no %s" % (where, field))
+    for release, row in sorted((matrix or {}).items()):
+        wanted = (row or {}).get("stream") if isinstance(row, dict) else None
+        if wanted is not None and wanted not in (streams or {}):
+            problems.append("ROCm %s: stream %r is not a release stream (known: %s)" % (
+                release, wanted, ", ".join(sorted(streams or {}))))
+    return problems
+
+
+def conflict_problem(streams, matrix, releases):
+    """Why ``releases`` cannot be installed side by side (one stream replaces another's), or None."""
+    grouped = _stream_releases(streams, matrix, releases)
+    for name, (stream, wanted) in grouped.items():
+        for replaced in stream.get("replaces") or []:
+            if replaced in grouped:
+                old = grouped[replaced]
+                return ("ROCm %s (%s) and %s (%s) cannot be installed side by side: AMD's instructions remove %s "
+                        "before installing %s. List the releases of one stream in packages_rocm_versions, or move "
+                        "the host with playbooks/upgrade.yml" % (
+                            ", ".join(old[1]), old[0].get("title") or replaced, ", ".join(wanted),
+                            stream.get("title") or name, old[0].get("title") or replaced,
+                            stream.get("title") or name))
+    return None
+
+
+def host_plan(streams, keys, matrix, releases, default, host, manager, usecases, targets, all_targets=False):
+    """Everything the roles need for one host's releases: {streams, registrations (with content), keys,
+    packages {release: names}, roots {release: path}, defaults (the default release's links), tools}.
+
+    Raises StreamError (the message says what to do) for an unknown release, a release of another stream
+    that cannot sit beside the others, an OS without a repository, a GPU target a release does not build.
+    """
+    releases = [str(release) for release in releases or []]
+    if str(default) not in releases:
+        raise StreamError("the default release %s is not among the host's releases %s" % (
+            default, ", ".join(releases) or "(none)"))
+    problem = conflict_problem(streams, matrix, releases)
+    if problem:
+        raise StreamError(problem)
+    package_format = "deb" if manager == "apt" else "rpm"
+    found = registrations(streams, keys, matrix, releases, host, manager)
+    for item in found:
+        item["content"] = render(item)
+    used = []
+    for item in found:
+        if item["key"] not in used:
+            used.append(item["key"])
+    return {
+        "streams": sorted({stream_name(matrix, release) for release in releases}),
+        "stream": stream_name(matrix, default),
+        "title": stream_of(streams, matrix, default)[1].get("title"),
+        "registrations": found,
+        "keys": {name: keys[name] for name in used},
+        "packages": {release: release_packages(streams, matrix, release, usecases, targets, package_format,
+                                               all_targets) for release in releases},
+        "roots": {release: install_root(streams, matrix, release) for release in releases},
+        "defaults": default_links(streams, matrix, default),
+        "tools": stream_tools(streams, matrix, default),
+    }
