@@ -3,10 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the repo role: AMD's repository layout and the signing key's fingerprints.
 
-* rocm_repo_dir: the directory AMD gives a ROCm release (x.y.0 is x.y).
-* rocm_repo_urls: one repository URL per release, from a per-series layout table.
-* rocm_repo_entries: {version, url} of the releases a layout table covers
-  (AMD's graphics repositories exist from ROCm 7 on only).
+The ROCm repositories themselves are the release streams' (filter rocm_stream_plan).
+
 * rocm_layout: the entry of a {since} table that applies to a release or
   driver line (the amdgpu repository's OS path changed with the 30.x lines).
 * rocm_missing_repos: the prerequisite repositories (EPEL, CRB) that
@@ -18,13 +16,17 @@
   the pinned fingerprints (one or a list, the lab's refused outside the lab), whether a
   key may be trusted under them, and whether an installed keyring holds exactly them
   (plugins/module_utils/repo/signing_key_pins.py, which compliance reads too).
+* rocm_repo_keys, rocm_repo_key_texts: the keys a host's plan uses with their pins
+  (repo_signing_keys, else AMD's published ones), and the text of each that the role checks.
+* rocm_registration_object, rocm_repo_key_object: a registration and a key as the managed
+  objects (plugins/plugin_utils/roles/managed_state.py) that the role writes and compliance checks.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
+import base64
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.repositories import missing_repositories
@@ -38,56 +40,6 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.signing_key_p
     keyring_current,
     pin_decision,
 )
-
-_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-
-
-def _release_key(version):
-    match = _RELEASE.match(str(version).strip())
-    if not match:
-        raise AnsibleFilterError("not a ROCm release (x.y.z): %r" % (version,))
-    return tuple(int(part) for part in match.groups())
-
-
-def rocm_repo_dir(version):
-    """AMD names the directory of an x.y.0 release x.y: '6.4.0' -> '6.4', '6.4.1' -> '6.4.1'."""
-    major, minor, patch = _release_key(version)
-    return "%d.%d" % (major, minor) if patch == 0 else "%d.%d.%d" % (major, minor, patch)
-
-
-def _repo_url(version, base_urls, override, caller):
-    """<base>/<dir> of ``version``: the base from ``override`` when set, else from the newest ``base_urls`` entry
-    ({since, url}) whose 'since' is not above it; None when no entry covers the release."""
-    _release_key(version)
-    try:
-        layout = newest_since(base_urls, version)
-    except ValueError as error:
-        raise AnsibleFilterError("%s: %s" % (caller, error)) from error
-    if layout is None:
-        return None
-    base = str(override).rstrip("/") if override else layout["url"].rstrip("/")
-    return "%s/%s" % (base, rocm_repo_dir(version))
-
-
-def rocm_repo_urls(versions, base_urls, override=""):
-    """One repository URL per release; a release no layout covers is an error."""
-    urls = []
-    for version in versions or []:
-        url = _repo_url(version, base_urls, override, "rocm_repo_urls")
-        if url is None:
-            raise AnsibleFilterError("no repository layout covers ROCm %s" % version)
-        urls.append(url)
-    return urls
-
-
-def rocm_repo_entries(versions, base_urls, override=""):
-    """{version, url} for each release some ``base_urls`` entry covers; the others have no such repository."""
-    entries = []
-    for version in versions or []:
-        url = _repo_url(version, base_urls, override, "rocm_repo_entries")
-        if url is not None:
-            entries.append({"version": version, "url": url})
-    return entries
 
 
 def rocm_layout(entries, version):
@@ -122,14 +74,42 @@ def _key_bytes(text):
     return text if isinstance(text, bytes) else str(text or "").encode("utf-8", "surrogateescape")
 
 
-def rocm_signing_key_pins(value, lab_fingerprints=(), lab=False):
-    """{pins, lab_pins, problem} of repo_signing_key_fingerprint (signing_key_pins.pin_decision)."""
-    return pin_decision(value, lab_fingerprints or (), bool(lab))
+def rocm_signing_key_pins(value, lab_fingerprints=(), lab=False, variable="repo_signing_key_fingerprint"):
+    """{pins, lab_pins, problem} of a pinned fingerprint or list (signing_key_pins.pin_decision)."""
+    return pin_decision(value, lab_fingerprints or (), bool(lab), variable)
 
 
-def rocm_signing_key_verdict(text, pins):
+def rocm_repo_keys(plan_keys, settings, lab_fingerprints=(), lab=False, known=()):
+    """The keys a host's plan uses, each with its pins: [{name, title, url, content, apt_keyring, rpm_path, variable,
+    listed (the pinned value as given), pins, lab_pins, problem}], in name order. ``settings`` is repo_signing_keys:
+    {name: {fingerprints, content}}; a key it does not list is pinned to the plan's (AMD's published) fingerprints.
+    A name of ``settings`` that no key of ``known`` (every key name) has is a problem of the first key."""
+    settings = settings or {}
+    keys = []
+    unknown = sorted(set(settings) - set(known or plan_keys or {}))
+    for name, key in sorted((plan_keys or {}).items()):
+        given = settings.get(name) or {}
+        variable = "repo_signing_keys.%s.fingerprints" % name
+        listed = given.get("fingerprints", key.get("fingerprints"))
+        if listed is None:
+            decision = {"pins": [], "lab_pins": [], "problem": (
+                "%s: AMD publishes no fingerprint of %s (%s); pin the key you checked in %s" % (
+                    variable, key.get("title") or name, key.get("url"), variable))}
+        else:
+            decision = pin_decision(listed, lab_fingerprints or (), bool(lab), variable)
+        keys.append(dict(decision, name=name, title=key.get("title") or name, url=key.get("url"),
+                         content=str(given.get("content") or ""), apt_keyring=key.get("apt_keyring"),
+                         rpm_path=key.get("rpm_path"), variable=variable, listed=listed))
+    if unknown and keys:
+        keys[0] = dict(keys[0], problem=keys[0]["problem"] or (
+            "repo_signing_keys names %s, which is not a repository key (known: %s)" % (
+                ", ".join(unknown), ", ".join(sorted(known or plan_keys)))))
+    return keys
+
+
+def rocm_signing_key_verdict(text, pins, variable="repo_signing_key_fingerprint"):
     """{fingerprints, problem} of the key ``text`` under the pinned fingerprints ``pins``."""
-    return key_verdict(_key_bytes(text), list(pins or []))
+    return key_verdict(_key_bytes(text), list(pins or []), variable)
 
 
 def rocm_signing_key_current(text, pins):
@@ -137,16 +117,51 @@ def rocm_signing_key_current(text, pins):
     return keyring_current(_key_bytes(text), list(pins or []))
 
 
+def rocm_repo_key_texts(keys, installed, fetched):
+    """{key name: armored text}: the inventory's content, else the key fetched now, else the installed one (the
+    registered results of tasks/signing_key.yml's slurp and uri loops, whose items are the keys)."""
+    texts = {key["name"]: key["content"] for key in keys or [] if key.get("content")}
+    for result in (installed or {}).get("results") or []:
+        if result.get("content"):
+            texts.setdefault(result["item"]["name"], base64.b64decode(result["content"]).decode("utf-8", "replace"))
+    for result in (fetched or {}).get("results") or []:
+        if not result.get("skipped") and "content" in result:
+            texts[result["item"]["item"]["name"]] = result["content"]
+    return texts
+
+
+def rocm_registration_object(registration, notify="repo apt sources changed"):
+    """The managed file (managed_state kind file) of one registration of a host's plan, with its content."""
+    header = "# rocm_fleet.core.repo: %s, as AMD's instructions register it. Changes here are replaced.\n" % (
+        registration["name"])
+    return {"kind": "file", "id": "ROCM-REPO-001", "title": "the %s source as AMD registers it" % registration["name"],
+            "path": registration["path"], "content": header + registration["content"], "state": "present",
+            "notify": notify}
+
+
+def rocm_repo_key_object(key, registrations, driver_sources, lab_fingerprints=(), lab=False):
+    """The managed signing_key of one key of the plan (rocm_repo_keys): its keyring, its pins as listed (so
+    compliance decides, and refuses a lab key, as preflight does) and the source file that trusts it."""
+    sources = [item["path"] for item in registrations or [] if item.get("key") == key["name"]]
+    listed = key.get("listed")
+    return {"kind": "signing_key", "id": "ROCM-REPO-002", "key": key["name"],
+            "title": "the apt sources are signed by pinned keys only (%s)" % key.get("title"),
+            "path": key["apt_keyring"], "fingerprints": [listed] if isinstance(listed, str) else list(listed or []),
+            "lab_fingerprints": list(lab_fingerprints or []), "lab": bool(lab),
+            "sources": sources[0] if sources else driver_sources, "pins_variable": key.get("variable")}
+
+
 class FilterModule(object):
     def filters(self):
         return {
-            "rocm_repo_dir": rocm_repo_dir,
-            "rocm_repo_urls": rocm_repo_urls,
-            "rocm_repo_entries": rocm_repo_entries,
             "rocm_layout": rocm_layout,
             "rocm_missing_repos": rocm_missing_repos,
             "openpgp_fingerprints": openpgp_fingerprints,
             "rocm_signing_key_pins": rocm_signing_key_pins,
             "rocm_signing_key_verdict": rocm_signing_key_verdict,
+            "rocm_repo_keys": rocm_repo_keys,
+            "rocm_repo_key_texts": rocm_repo_key_texts,
+            "rocm_repo_key_object": rocm_repo_key_object,
+            "rocm_registration_object": rocm_registration_object,
             "rocm_signing_key_current": rocm_signing_key_current,
         }

@@ -65,14 +65,16 @@ ISSUE_PROBLEMS = {
         _refused("access_kfd_mode", 4, NOT_OCTAL, "a file mode in a udev rule (octal digits)"),
         _refused("access_gpu_groups[0]", 32, EVERY_BAD,
                  "a user or group name (letters, digits, _ . -, starting with a letter or _)"),
-        _refused("repo_rocm_base_url", 2048, EVERY_BAD,
+        _refused(f"repo_mirrors (the key {BAD_KEY})", 2048, EVERY_BAD,
+                 "a repository URL (RFC 3986 characters without blanks, quotes, $, ; ( ) or *; percent-encode others)"),
+        _refused("repo_mirrors.https://repo.example", 2048, EVERY_BAD,
                  "a repository URL (RFC 3986 characters without blanks, quotes, $, ; ( ) or *; percent-encode others)"),
         _refused("repo_apt_pin_release", 255, EVERY_BAD,
                  "an apt_preferences Pin: release expression (letters, digits, blanks, = , . _ : / + ~ * -)"),
     )
 }
 ISSUE_VARIABLES = {"kernel_modprobe_options", "kernel_sysctls", "kernel_boot_params", "environment_variables",
-                   "environment_ld_library_dirs", "access_kfd_mode", "access_gpu_groups", "repo_rocm_base_url",
+                   "environment_ld_library_dirs", "access_kfd_mode", "access_gpu_groups", "repo_mirrors",
                    "repo_apt_pin_release"}
 
 
@@ -98,12 +100,22 @@ def bad_value(declaration, spec):
         value = {field: bad_value(inner, (spec.get("options") or {}).get(field) or {})
                  for field, inner in declaration["options"].items()}
     else:
-        value = {"rocm_fleet_t": bad_value(declaration["values"], {}), BAD: good_value(declaration["values"])}
+        value = {good_key(declaration): bad_value(declaration["values"], {}), BAD: good_value(declaration["values"])}
     return [value] if spec.get("type") == "list" else value
 
 
+# A value each syntax takes, where "1" does not fit it.
+GOOD_SAMPLES = {"url": "https://repo.example"}
+
+
+def good_key(declaration):
+    return GOOD_SAMPLES.get(declaration.get("keys"), "rocm_fleet_t")
+
+
 def good_value(declaration):
-    return {} if isinstance(declaration, dict) and "not_written" not in declaration else "1"
+    if isinstance(declaration, dict) and "not_written" not in declaration:
+        return {}
+    return GOOD_SAMPLES.get(declaration, "1") if isinstance(declaration, str) else "1"
 
 
 def bad_values(options) -> dict:

@@ -89,7 +89,8 @@ def _parse_list_line(line):
 def _keyring_problems(expect, host):
     path = expect["signed_by"]
     listed = ([expect["fingerprint"]] if expect.get("fingerprint") else []) + list(expect.get("fingerprints") or [])
-    pins = pin_decision(listed, expect.get("lab_fingerprints") or [], bool(expect.get("lab")))
+    variable = expect.get("pins_variable") or "repo_signing_keys"
+    pins = pin_decision(listed, expect.get("lab_fingerprints") or [], bool(expect.get("lab")), variable)
     if pins["problem"]:
         return {"keyring": "not checked"}, [pins["problem"]]
     info = host.lstat(path)
@@ -100,7 +101,7 @@ def _keyring_problems(expect, host):
     except OpenPgpError as exc:
         return {"keyring": "unreadable"}, ["keyring %s is not an OpenPGP keyring: %s" % (path, exc)]
     # The repo role's own decision (signing_key_pins): every key of the keyring is pinned.
-    problem = keyring_problem(found, pins["pins"])
+    problem = keyring_problem(found, pins["pins"], variable)
     return {"keyring_fingerprints": found}, ["keyring %s %s" % (path, problem)] if problem else []
 
 

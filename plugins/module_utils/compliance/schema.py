@@ -87,6 +87,8 @@ KIND_FIELDS = {
         "fingerprints": _field(LIST),
         "lab_fingerprints": _field(LIST, []),
         "lab": _field(BOOL, False),
+        # The inventory variable that pins them, which messages name.
+        "pins_variable": _field(STR, "repo_signing_keys"),
     },
     "apt_pin": {
         "path": _field(STR, REQUIRED),

@@ -28,25 +28,25 @@ _FINGERPRINT = re.compile(r"^(?:[0-9A-F]{40}|[0-9A-F]{64})$")
 _VARIABLE = "repo_signing_key_fingerprint"
 
 
-def pin_decision(value, lab_fingerprints=(), lab=False):
-    """The pins of ``repo_signing_key_fingerprint`` (one fingerprint or a list of them).
+def pin_decision(value, lab_fingerprints=(), lab=False, variable=_VARIABLE):
+    """The pins of ``variable`` (one fingerprint or a list of them).
 
     Returns {pins: upper-case hex without blanks, in order, without repeats; lab_pins: those that are keys of the
     rocm-fleet lab; problem: why the value cannot be used, with what to do, or None}.
     """
     items = [value] if isinstance(value, str) else value if isinstance(value, (list, tuple)) else None
     if items is None:
-        return _decision([], [], "%s must be a fingerprint or a list of them, got %r" % (_VARIABLE, value))
+        return _decision([], [], "%s must be a fingerprint or a list of them, got %r" % (variable, value))
     pins = []
     for item in items:
         pin = normalize_fingerprint(item) if isinstance(item, str) else ""
         if not _FINGERPRINT.match(pin):
             return _decision([], [], "%s: %r is not an OpenPGP fingerprint (40 or 64 hex digits; blanks and a 0x "
-                                     "prefix are allowed)" % (_VARIABLE, item))
+                                     "prefix are allowed)" % (variable, item))
         if pin not in pins:
             pins.append(pin)
     if not pins:
-        return _decision([], [], "%s is empty: list the repository key's fingerprint" % _VARIABLE)
+        return _decision([], [], "%s is empty: list the repository key's fingerprint" % variable)
     lab_keys = set(normalize_fingerprint(fingerprint) for fingerprint in lab_fingerprints)
     lab_pins = [pin for pin in pins if pin in lab_keys]
     problem = None
@@ -55,7 +55,7 @@ def pin_decision(value, lab_fingerprints=(), lab=False):
             "%s lists %s, a signing key of the rocm-fleet lab, whose secret half is published with rocm-fleet: "
             "a signature by it proves nothing. Pin your repository's own key (the repo role's default is AMD's); "
             "only the lab's own inventory (inventory/lab) may pin it, and it says so with repo_lab: true."
-            % (_VARIABLE, ", ".join(lab_pins)))
+            % (variable, ", ".join(lab_pins)))
     return _decision(pins, lab_pins, problem)
 
 
@@ -63,23 +63,23 @@ def _decision(pins, lab_pins, problem):
     return {"pins": pins, "lab_pins": lab_pins, "problem": problem}
 
 
-def keyring_problem(key_fingerprints, pins):
+def keyring_problem(key_fingerprints, pins, variable=_VARIABLE):
     """Why a key file or keyring holding ``key_fingerprints`` may not be trusted under ``pins``; None if it may."""
     if not key_fingerprints:
         return "holds no key"
     unpinned = [fingerprint for fingerprint in key_fingerprints if normalize_fingerprint(fingerprint) not in pins]
     if unpinned:
-        return "holds %s, which %s does not list (it lists %s)" % (", ".join(unpinned), _VARIABLE, ", ".join(pins))
+        return "holds %s, which %s does not list (it lists %s)" % (", ".join(unpinned), variable, ", ".join(pins))
     return None
 
 
-def key_verdict(data, pins):
+def key_verdict(data, pins, variable=_VARIABLE):
     """{fingerprints, problem} of a key file's content (armored or binary) under ``pins``."""
     try:
         fingerprints = keyring_fingerprints(data)
     except OpenPgpError as error:
         return {"fingerprints": [], "problem": "is not a usable OpenPGP key: %s" % error}
-    return {"fingerprints": fingerprints, "problem": keyring_problem(fingerprints, pins)}
+    return {"fingerprints": fingerprints, "problem": keyring_problem(fingerprints, pins, variable)}
 
 
 def keyring_current(data, pins):

@@ -38,8 +38,12 @@ PACKAGE_FORMATS = ("deb", "rpm")
 OS_FALLBACK = {"ol": "rhel", "rocky": "rhel", "centos": "rhel", "almalinux": "rhel"}
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 _PER_RELEASE = ("{release}", "{dir}", "{series}")
+# What a registration's values may hold: they reach files root's package manager reads, so a value from an
+# inventory's *_extra that would break out of its line or field is refused (value_syntax's url characters).
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://[A-Za-z0-9._~:/?#@!&+,=%\[\]-]+$")
+_WORDS = re.compile(r"^[A-Za-z0-9._~:/+@=-]+( [A-Za-z0-9._~:/+@=()-]+)*$")
 STREAM_KEYS = ("title", "series", "dir", "key", "os_dirs", "repositories", "packages", "all_targets",
-               "target_names", "install_root", "default", "tools", "replaces", "source")
+               "target_names", "apt_pin", "install_root", "default", "tools", "replaces", "source")
 
 
 class StreamError(ValueError):
@@ -94,7 +98,7 @@ def host_os(distribution, version, codename=""):
     """{os, version, major, codename} of a host, from ansible_distribution and its version."""
     name = os_key(distribution) or str(distribution or "").strip().lower()
     version = str(version or "").strip()
-    return {"os": name, "version": version, "major": version.split(".")[0], "codename": str(codename or "")}
+    return {"os": name, "version": version, "major": version.split(".", maxsplit=1)[0], "codename": str(codename or "")}
 
 
 def _os_dir(stream_title, table_name, table, host, values):
@@ -388,9 +392,64 @@ def conflict_problem(streams, matrix, releases):
     return None
 
 
-def host_plan(streams, keys, matrix, releases, default, host, manager, usecases, targets, all_targets=False):
+def origin(url):
+    """scheme://host of a URL: what a mirror stands in for."""
+    scheme, _sep, rest = str(url).partition("://")
+    return "%s://%s" % (scheme, rest.split("/", 1)[0])
+
+
+def mirrored(url, mirrors):
+    """``url`` with its origin replaced by the mirror ``mirrors`` maps it to ({origin: mirror base}); as it is
+    where no mirror stands in for its origin."""
+    for source, base in (mirrors or {}).items():
+        source = str(source).rstrip("/")
+        if url == source or str(url).startswith(source + "/"):
+            return str(base).rstrip("/") + str(url)[len(source):]
+    return url
+
+
+def _mirror_registration(item, mirrors):
+    if item["manager"] == "apt":
+        item["fields"] = [[field, " ".join(mirrored(url, mirrors) for url in value.split()) if field == "URIs"
+                           else value] for field, value in item["fields"]]
+    else:
+        for section in item["sections"]:
+            section["baseurl"] = mirrored(section["baseurl"], mirrors)
+    return item
+
+
+def _check_values(item):
+    """Refuse a value that is not a URL (URIs, baseurl) or a line of plain words (the rest)."""
+    if item["manager"] == "apt":
+        values = [(field, value, field == "URIs") for field, value in item["fields"]]
+    else:
+        values = [(name, section[name], name in ("baseurl", "gpgkey")) for section in item["sections"]
+                  for name in ("id", "name", "baseurl", "gpgkey")]
+    values.append(("path", item["path"], False))
+    for field, value, is_url in values:
+        parts = str(value).split(" ") if is_url and item["manager"] == "apt" else [str(value)]
+        if not all((_URL if is_url else _WORDS).match(part) for part in parts):
+            raise StreamError("the %s registration's %s would be %r, which is not %s: correct the release stream "
+                              "data (preflight_release_streams_extra) or repo_mirrors" % (
+                                  item["name"], field, value, "a URL" if is_url else "one line of plain words"))
+
+
+def _origins(found, keys):
+    urls = [url for item in found for field, value in item.get("fields", []) if field == "URIs"
+            for url in value.split()]
+    urls += [section["baseurl"] for item in found for section in item.get("sections", [])]
+    urls += [key["url"] for key in keys.values()]
+    return sorted({origin(url) for url in urls})
+
+
+def host_plan(streams, keys, matrix, releases, default, host, manager, usecases, targets, all_targets=False,
+              mirrors=None, mirror_required=False, driver_repository=False):
     """Everything the roles need for one host's releases: {streams, registrations (with content), keys,
-    packages {release: names}, roots {release: path}, defaults (the default release's links), tools}.
+    packages {release: names}, roots {release: path}, defaults (the default release's links), tools, apt_pin}.
+
+    ``mirrors`` ({AMD origin: mirror base URL}) rewrites every repository and key URL of an origin it maps;
+    with ``mirror_required`` (repo_source: mirror) an origin it does not map is a problem. With
+    ``driver_repository`` the keys include the one that signs the amdgpu repositories (driver: true).
 
     Raises StreamError (the message says what to do) for an unknown release, a release of another stream
     that cannot sit beside the others, an OS without a repository, a GPU target a release does not build.
@@ -404,21 +463,53 @@ def host_plan(streams, keys, matrix, releases, default, host, manager, usecases,
         raise StreamError(problem)
     package_format = "deb" if manager == "apt" else "rpm"
     found = registrations(streams, keys, matrix, releases, host, manager)
-    for item in found:
-        item["content"] = render(item)
     used = []
+    for name in [item["key"] for item in found] + [name for name, key in sorted(keys.items())
+                                                   if driver_repository and (key or {}).get("driver")]:
+        if name not in used:
+            used.append(name)
+    needed = {name: dict(keys[name]) for name in used}
+    unmapped = [source for source in _origins(found, needed) if not any(
+        source == str(mapped).rstrip("/") for mapped in mirrors or {})]
+    if mirror_required and unmapped:
+        raise StreamError("repo_source is mirror, but repo_mirrors names no mirror for %s (%s): map each to the "
+                          "mirror's URL of AMD's tree" % (", ".join(unmapped), ", ".join(
+                              sorted({item["name"] for item in found}))))
     for item in found:
-        if item["key"] not in used:
-            used.append(item["key"])
+        _check_values(_mirror_registration(item, mirrors))
+        item["content"] = render(item)
+    for key in needed.values():
+        key["url"] = mirrored(key["url"], mirrors)
     return {
         "streams": sorted({stream_name(matrix, release) for release in releases}),
         "stream": stream_name(matrix, default),
         "title": stream_of(streams, matrix, default)[1].get("title"),
         "registrations": found,
-        "keys": {name: keys[name] for name in used},
+        "keys": needed,
+        "known_keys": sorted(keys),
+        "all_keyrings": sorted({key.get("apt_keyring") for key in keys.values() if key.get("apt_keyring")}),
         "packages": {release: release_packages(streams, matrix, release, usecases, targets, package_format,
                                                all_targets) for release in releases},
         "roots": {release: install_root(streams, matrix, release) for release in releases},
         "defaults": default_links(streams, matrix, default),
         "tools": stream_tools(streams, matrix, default),
+        "apt_pin": any(stream_of(streams, matrix, release)[1].get("apt_pin") for release in releases),
+        "retired": retired_paths(streams, found, manager),
     }
+
+
+def retired_paths(streams, found, manager):
+    """The registration files of every stream for ``manager`` that ``found`` does not write (a host that moved
+    streams, or an earlier manual install of one), so a role removes them."""
+    directory = "/etc/yum.repos.d" if manager == "dnf" else "/etc/zypp/repos.d"
+    paths = []
+    for stream in (streams or {}).values():
+        for repository in (stream or {}).get("repositories") or []:
+            layout = (repository or {}).get(manager) or {}
+            if not layout.get("file"):
+                continue
+            path = layout["file"] if manager == "apt" else "%s/%s.repo" % (directory, layout["file"])
+            if path not in paths:
+                paths.append(path)
+    written = [item["path"] for item in found]
+    return [path for path in paths if path not in written]

@@ -198,6 +198,7 @@ def _checks(obj):
         return [("gpu_partition", {"set": obj["set"], "mode": obj["mode"]}, None)]
     if kind == "signing_key":
         return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprints": obj["fingerprints"],
-                                "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False)},
+                                "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False),
+                                "pins_variable": obj.get("pins_variable", "repo_signing_keys")},
                  None)]
     raise ManagedStateError("%s: no check for kind %s" % (obj["label"], kind))

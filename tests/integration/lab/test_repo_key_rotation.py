@@ -42,7 +42,7 @@ PLAYBOOK = """\
   roles:
     - rocm_fleet.core.repo
 """
-REFUSED = "Check the key against the pinned fingerprints"
+REFUSED = "Check each key against its pinned fingerprints"
 
 
 @pytest.fixture(scope="module")
@@ -103,50 +103,58 @@ def apt_verifies_and_installs(lab: LabShell, package: str) -> None:
     assert install.returncode == 0, install.stdout + install.stderr
 
 
+def pins(fingerprints, **key) -> dict:
+    """repo_signing_keys pinning AMD's (here the lab's) rocm key."""
+    return {"repo_signing_keys": {"rocm": {"fingerprints": fingerprints, **key}}}
+
+
+PINS_VARIABLE = "repo_signing_keys.rocm.fingerprints"
+
+
 def test_a_rotation_with_both_keys_pinned_has_no_outage(lab, repo_role, tmp_path):
     both = [CURRENT, NEXT]
     # The site pins the next key before the mirror publishes it: nothing changes, the current key stays trusted.
-    first = repo_role(repo_signing_key_fingerprint=both)
+    first = repo_role(**pins(both))
     assert first.returncode == 0, first.tail()
     assert installed_keys(lab) == [CURRENT]
     # Step 1: the mirror publishes the next key beside the current one; the role trusts both.
     mirror("next-key")
-    published = repo_role(repo_signing_key_fingerprint=both)
+    published = repo_role(**pins(both))
     assert published.returncode == 0, published.tail()
     assert installed_keys(lab) == both
     apt_verifies_and_installs(lab, f"rocm-core{ROCM_RELEASE}")
     # Step 2: the mirror signs with the next key. The host, untouched since, still verifies and installs.
     mirror("rotated-key")
     apt_verifies_and_installs(lab, f"rocm-core{ROCM_RELEASE}")
-    again = repo_role(repo_signing_key_fingerprint=both)
+    again = repo_role(**pins(both))
     assert again.returncode == 0, again.tail()
     assert again.recap[HOST]["changed"] == 0, again.changed_objects
     assert set(installed_keys(lab)) <= set(both)
-    assert keyring_check(tmp_path, repo_signing_key_fingerprint=both)["status"] == "pass"
+    assert keyring_check(tmp_path, **pins(both))["status"] == "pass"
     # Drift reads the same pins: a site that lists the current key alone finds the next one wanting.
-    drift = keyring_check(tmp_path, repo_signing_key_fingerprint=CURRENT)
+    drift = keyring_check(tmp_path, **pins(CURRENT))
     assert drift["status"] == "fail"
-    assert f"holds {NEXT}, which repo_signing_key_fingerprint does not list (it lists {CURRENT})" in drift["message"]
+    assert f"holds {NEXT}, which {PINS_VARIABLE} does not list (it lists {CURRENT})" in drift["message"]
 
 
 def test_a_key_that_is_not_listed_fails_before_any_change(lab, repo_role):
     mirror("next-key")
     before = on_host(lab, f"sha256sum {KEYRING} /etc/apt/sources.list.d/rocm.sources").stdout
     # The mirror serves the next key too, which this site has not pinned.
-    only_current = repo_role(repo_signing_key_fingerprint=CURRENT)
+    only_current = repo_role(**pins(CURRENT))
     assert only_current.returncode != 0
     assert failed_task(only_current, HOST).endswith(f"repo : {REFUSED}"), only_current.tail()
     message = failure_of(only_current, HOST)
-    assert f"holds {NEXT}, which repo_signing_key_fingerprint does not list (it lists {CURRENT})" in message
-    assert message.startswith(f"{HOST}: the signing key from http://127.0.0.1:"), message
+    assert f"holds {NEXT}, which {PINS_VARIABLE} does not list (it lists {CURRENT})" in message
+    assert message.startswith(f"{HOST}: the signing key rocm (AMD's ROCm and amdgpu repository key "
+                              "(repo.radeon.com)) from http://127.0.0.1:"), message
     # A key given as content that is neither: the error names it and every listed key.
-    wrong = repo_role(repo_signing_key_fingerprint=[CURRENT, NEXT],
-                      repo_signing_key_content=signing.public_key(signing.WRONG_KEY).read_text())
+    wrong = repo_role(**pins([CURRENT, NEXT], content=signing.public_key(signing.WRONG_KEY).read_text()))
     assert wrong.returncode != 0
     assert failed_task(wrong, HOST).endswith(f"repo : {REFUSED}"), wrong.tail()
     message = failure_of(wrong, HOST)
-    assert message.startswith(f"{HOST}: the signing key from repo_signing_key_content holds {WRONG}, which "
-                              f"repo_signing_key_fingerprint does not list (it lists {CURRENT}, {NEXT})"), message
+    assert f"from repo_signing_keys.rocm.content holds {WRONG}, which {PINS_VARIABLE} does not list (it lists " \
+           f"{CURRENT}, {NEXT})" in message, message
     assert on_host(lab, f"sha256sum {KEYRING} /etc/apt/sources.list.d/rocm.sources").stdout == before
 
 
@@ -157,7 +165,7 @@ def test_a_lab_key_outside_the_lab_fails_in_preflight(lab, repo_role):
     assert failed_task(refused, HOST).endswith(
         "repo : Check the pinned signing key fingerprints (a lab key outside the lab is refused)"), refused.tail()
     message = failure_of(refused, HOST)
-    assert message.startswith(f"{HOST}: repo_signing_key_fingerprint lists {CURRENT}, a signing key of the "
-                              "rocm-fleet lab"), message
+    assert message.startswith(f"{HOST}: {PINS_VARIABLE} lists {CURRENT}, a signing key of the rocm-fleet lab"), \
+        message
     assert "repo_lab: true" in message
     assert on_host(lab, f"sha256sum {KEYRING}").stdout == before

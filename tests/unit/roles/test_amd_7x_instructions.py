@@ -69,8 +69,9 @@ def apt_sources(os_name: str, rocm: str, **overrides) -> dict[str, str]:
     variables = role_variables("repo", os_name, rocm, **overrides)
     files = {}
     for obj in render("{{ __repo_objects }}", **variables):
-        if obj["kind"] == "file" and obj.get("template") and obj["state"] == "present":
-            files[obj["path"]] = render_template("repo/templates/" + obj["template"], item=obj, **variables)
+        if obj["kind"] == "file" and obj["state"] == "present":
+            files[obj["path"]] = obj["content"] if "content" in obj else render_template(
+                "repo/templates/" + obj["template"], item=obj, **variables)
     return files
 
 
@@ -172,8 +173,11 @@ def test_dnf_repositories_are_amds(os_name, rocm, expected):
     assert rpm_repositories(os_name, rocm, "dnf") == expected
     for task in load_yaml("repo/tasks/dnf.yml"):
         if "ansible.builtin.yum_repository" in task:
-            args = task["ansible.builtin.yum_repository"]
-            assert (args["gpgcheck"], args["priority"]) == (True, "{{ repo_rpm_priority | string }}")
+            assert task["ansible.builtin.yum_repository"]["gpgcheck"] is True
+    # RIL's rocm.repo and AGD's amdgpu.repo: priority=50 (the stream's, and repo_rpm_priority's for the driver).
+    variables = role_variables("repo", os_name, rocm)
+    assert [item["priority"] for item in render("{{ __repo_plan.registrations }}", **variables)] == [50]
+    assert variables["repo_rpm_priority"] == 50
 
 
 # SLES: RIL's rocm.repo "baseurl=https://repo.radeon.com/rocm/zyp/<ver>/main" and "[amdgraphics]
@@ -248,34 +252,42 @@ def test_x_y_0_releases_use_amds_short_directories():
         "https://repo.radeon.com/amdgpu/30.20/ubuntu")
 
 
+LAB_MIRROR = {"repo_source": "mirror", "repo_mirrors": {"https://repo.radeon.com": "http://127.0.0.1:8650",
+                                                         "https://stable.repo.amd.com": "http://127.0.0.1:8650"}}
+
+
 def test_rocm_6_keeps_its_layout_and_the_lab_mirror():
-    # The lab: inventory/lab/group_vars/all/lab_mirror.yml's URLs, Debian 12 on jammy, ROCm 6.4.1.
-    mirror = {"repo_source": "mirror", "repo_rocm_base_url": "http://127.0.0.1:8650/rocm/apt",
-              "repo_amdgpu_base_url": "http://127.0.0.1:8650/amdgpu", "repo_codename": "jammy"}
+    # The lab: inventory/lab/group_vars/all/lab_mirror.yml's mirrors, Debian 12 on jammy, ROCm 6.4.1.
     facts = dict(OSES["debian13"], distribution_version="12.7", distribution_major_version="12",
                  distribution_release="bookworm", kernel="6.1.0-28-amd64")
     OSES["debian12"] = facts
     try:
-        files = apt_sources("debian12", "6.4.1", **mirror)
+        files = apt_sources("debian12", "6.4.1", **LAB_MIRROR)
     finally:
         del OSES["debian12"]
-    assert deb822(files["/etc/apt/sources.list.d/rocm.sources"])["URIs"] == "http://127.0.0.1:8650/rocm/apt/6.4.1"
+    rocm = deb822(files["/etc/apt/sources.list.d/rocm.sources"])
+    assert (rocm["URIs"], rocm["Suites"]) == ("http://127.0.0.1:8650/rocm/apt/6.4.1", "jammy")
     assert deb822(files["/etc/apt/sources.list.d/amdgpu.sources"])["URIs"] == "http://127.0.0.1:8650/amdgpu/6.4.1/ubuntu"
     assert rpm_repositories("rhel96", "6.4.1", "dnf") == {
         "rocm-6.4.1": "https://repo.radeon.com/rocm/rhel9/6.4.1/main",
         "amdgpu": "https://repo.radeon.com/amdgpu/6.4.1/rhel/9.6/main/x86_64/"}
 
 
-def test_a_mirror_of_a_7x_release_needs_the_graphics_base():
-    task = find_task("repo/tasks/preflight.yml", "Check the ROCm releases and the mirror URLs")
-    condition = task["ansible.builtin.assert"]["that"][-1]
-    mirror = {"repo_source": "mirror", "repo_rocm_base_url": "http://m/rocm/apt", "repo_amdgpu_base_url": "http://m/a"}
-    assert evaluate(condition, **role_variables("repo", "ubuntu2404", "7.2.3", **mirror)) is False
-    assert evaluate(condition, **role_variables("repo", "ubuntu2404", "7.2.3", repo_graphics_base_url="http://m/g",
-                                                **mirror)) is True
-    files = apt_sources("ubuntu2404", "7.2.3", repo_graphics_base_url="http://m/graphics", **mirror)
+def test_a_mirror_stands_in_for_every_url_of_the_origins_it_maps():
+    files = apt_sources("ubuntu2404", "7.2.3", **LAB_MIRROR)
     assert deb822(files["/etc/apt/sources.list.d/rocm.sources"])["URIs"] == (
-        "http://m/rocm/apt/7.2.3 http://m/graphics/7.2.3/ubuntu")
+        "http://127.0.0.1:8650/rocm/apt/7.2.3 http://127.0.0.1:8650/graphics/7.2.3/ubuntu")
+    variables = role_variables("repo", "ubuntu2404", "7.2.3", **LAB_MIRROR)
+    assert [key["url"] for key in render("{{ __repo_keys }}", **variables)] == [
+        "http://127.0.0.1:8650/rocm/rocm.gpg.key"]
+    # A mirror that maps none of the origins the releases need fails the host before any change, naming them.
+    task = find_task("repo/tasks/preflight.yml", "Check the releases through their release streams (AMD's "
+                                                  "registrations for this OS, the mirrors)")
+    unmapped = role_variables("repo", "ubuntu2404", "7.2.3", repo_source="mirror",
+                              repo_mirrors={"https://stable.repo.amd.com": "http://m"})
+    assert evaluate(task["ansible.builtin.assert"]["that"], **unmapped) is False
+    assert render("{{ __repo_plan.problem }}", **unmapped).startswith(
+        "repo_source is mirror, but repo_mirrors names no mirror for https://repo.radeon.com (rocm)")
 
 
 # RHEL-family prerequisites (RIL prerequisites.rst @ 012b141: "Add the EPEL repository ... Enable the CodeReady

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from fleet_testing.roles import load_yaml, render
+from fleet_testing.roles import evaluate, find_task, load_yaml, render
 
 KEYS = Path(__file__).resolve().parents[3] / "src" / "rocm_fleet" / "lab" / "keys"
 REPO_VARS = load_yaml("repo/vars/main.yml")
@@ -26,13 +26,12 @@ def installed(path: Path | None) -> dict:
     return {"content": base64.b64encode(path.read_bytes()).decode()}
 
 
+FETCH = find_task("repo/tasks/signing_key.yml", "Fetch the signing keys that no pinned installed key stands for")
+
+
 def pinned(key: dict, pins: list[str] | None = None) -> bool:
-    return render(
-        REPO_VARS["__repo_installed_key_pinned"],
-        __repo_installed_key=key,
-        __repo_installed_key_text=REPO_VARS["__repo_installed_key_text"],
-        __repo_pinned_fingerprints=pins or [PINNED],
-    )
+    """Whether tasks/signing_key.yml keeps the installed key (its fetch is skipped for this slurp result)."""
+    return not evaluate(FETCH["when"], item=dict(key, item={"name": "rocm", "pins": pins or [PINNED]}))
 
 
 def test_the_installed_pinned_key_is_reused():
@@ -64,10 +63,20 @@ def test_the_lab_fingerprints_are_those_of_the_lab_keys():
     assert len(derived) >= 4
 
 
+def test_the_key_read_is_the_inventorys_else_the_fetched_else_the_installed():
+    lab_key = (KEYS / "rocm-lab.pub.asc").read_text()
+    keys = [{"name": "rocm", "content": ""}, {"name": "amdrocm", "content": "inventory text"}]
+    slurped = {"results": [dict(installed(KEYS / "rocm-lab.pub.asc"), item=keys[0])]}
+    not_fetched = {"results": [{"skipped": True, "item": slurped["results"][0]}]}
+    texts = render("{{ keys | rocm_fleet.core.rocm_repo_key_texts(slurped, fetched) }}", keys=keys, slurped=slurped,
+                   fetched=not_fetched)
+    assert texts == {"rocm": lab_key, "amdrocm": "inventory text"}
+    fetched = {"results": [{"content": "fetched text", "item": slurped["results"][0]}]}
+    texts = render("{{ keys | rocm_fleet.core.rocm_repo_key_texts(slurped, fetched) }}", keys=keys, slurped=slurped,
+                   fetched=fetched)
+    assert texts["rocm"] == "fetched text"
+
+
 def test_the_key_path_is_the_family_keyring():
-    assert render(REPO_VARS["__repo_installed_key_path"], __repo_apt_keyring="/etc/apt/keyrings/rocm.asc") == (
-        "/etc/apt/keyrings/rocm.asc"
-    )
-    assert render(REPO_VARS["__repo_installed_key_path"], __repo_rpm_key_path="/etc/pki/rpm-gpg/RPM-GPG-KEY-rocm") == (
-        "/etc/pki/rpm-gpg/RPM-GPG-KEY-rocm"
-    )
+    assert render(REPO_VARS["__repo_key_path_field"], __repo_tasks="apt") == "apt_keyring"
+    assert render(REPO_VARS["__repo_key_path_field"], __repo_tasks="dnf") == "rpm_path"

@@ -1,6 +1,10 @@
 """rocm_stream_plan: the streams' plan as the roles read it, a problem as a sentence instead of an exception."""
 
-from ansible_collections.rocm_fleet.core.plugins.filter.rocm_stream import FilterModule, rocm_stream_plan
+from ansible_collections.rocm_fleet.core.plugins.filter.rocm_stream import (
+    FilterModule,
+    rocm_mirrored_url,
+    rocm_stream_plan,
+)
 
 DEBIAN_13 = {"distribution": "Debian", "distribution_version": "13", "distribution_release": "trixie"}
 
@@ -34,5 +38,29 @@ def test_a_problem_is_a_sentence_and_an_empty_plan():
     assert bad_extra["problem"] == "preflight_support_matrix_extra must be a mapping, got list"
 
 
-def test_the_filter_is_registered():
-    assert FilterModule().filters() == {"rocm_stream_plan": rocm_stream_plan}
+def test_a_mirror_stands_in_for_the_origins_it_maps():
+    mirrors = {"https://stable.repo.amd.com": "http://mirror.example:8650/amd"}
+    plan = rocm_stream_plan(["10.1.0"], "10.1.0", DEBIAN_13, "apt", ["base"], ["gfx942"], mirrors=mirrors,
+                            mirror_required=True)
+    assert "URIs: http://mirror.example:8650/amd/rocm/core/packages/debian13/\n" in plan["registrations"][0]["content"]
+    assert plan["keys"]["amdrocm"]["url"] == "http://mirror.example:8650/amd/rocm/gpg/packages.gpg"
+    # The driver repository's key comes from the origin the mirror does not map: named, before any change.
+    unmapped = rocm_stream_plan(["10.1.0"], "10.1.0", DEBIAN_13, "apt", ["base"], ["gfx942"], mirrors=mirrors,
+                                mirror_required=True, driver_repository=True)
+    assert unmapped["problem"].startswith("repo_source is mirror, but repo_mirrors names no mirror for "
+                                          "https://repo.radeon.com")
+    assert rocm_mirrored_url("https://repo.radeon.com/amdgpu/31.50/ubuntu", {"https://repo.radeon.com/": "http://m"}) \
+        == "http://m/amdgpu/31.50/ubuntu"
+    assert rocm_mirrored_url("https://repo.radeon.com.evil/x", {"https://repo.radeon.com": "http://m"}) == (
+        "https://repo.radeon.com.evil/x")
+
+
+def test_a_value_that_would_break_out_of_its_file_is_refused():
+    extras = {"streams": {"core_sdk_10": {"os_dirs": {"core": {"debian": {"13": "debian13/\nTrusted: yes"}}}}}}
+    plan = rocm_stream_plan(["10.1.0"], "10.1.0", DEBIAN_13, "apt", ["base"], ["gfx942"], extras=extras)
+    assert plan["problem"].startswith("the amdrocm-stable registration's URIs would be")
+    assert "which is not a URL" in plan["problem"]
+
+
+def test_the_filters_are_registered():
+    assert FilterModule().filters() == {"rocm_stream_plan": rocm_stream_plan, "rocm_mirrored_url": rocm_mirrored_url}

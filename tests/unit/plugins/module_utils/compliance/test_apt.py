@@ -74,7 +74,7 @@ def test_wrong_key_in_keyring_fails_naming_both(tmp_path, keys):
     write(tmp_path, KEYRING, keys[1][1])
     result = source(tmp_path, keys)
     assert result["status"] == "fail"
-    assert "holds %s, which repo_signing_key_fingerprint does not list (it lists %s)" % (
+    assert "holds %s, which repo_signing_keys does not list (it lists %s)" % (
         keys[1][0], keys[0][0]) in result["message"]
 
 
@@ -113,7 +113,7 @@ def test_an_empty_pin_list_fails_instead_of_skipping_the_keyring(tmp_path, keys)
     write(tmp_path, KEYRING, keys[0][1])
     result = check(tmp_path, "apt_source", path="/etc/apt/sources.list.d/rocm.sources", signed_by=KEYRING,
                    uris=[URI], fingerprints=[])
-    assert result["status"] == "fail" and "repo_signing_key_fingerprint is empty" in result["message"]
+    assert result["status"] == "fail" and "repo_signing_keys is empty" in result["message"]
 
 
 def test_a_malformed_pin_is_an_error_of_the_item(tmp_path, keys):

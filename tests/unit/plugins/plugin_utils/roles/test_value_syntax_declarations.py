@@ -46,7 +46,7 @@ def test_the_files_named_in_the_issue_are_covered():
     assert SYNTAXES["environment"]["environment_ld_library_dirs"] == "absolute_path"
     assert SYNTAXES["access"]["access_render_mode"] == "file_mode"
     assert SYNTAXES["access"]["access_gpu_groups"] == "account_name"
-    assert SYNTAXES["repo"]["repo_rocm_base_url"] == "url"
+    assert SYNTAXES["repo"]["repo_mirrors"] == {"keys": "url", "values": "url"}
     assert SYNTAXES["repo"]["repo_apt_pin_release"] == "apt_pin"
 
 

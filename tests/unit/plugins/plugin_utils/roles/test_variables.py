@@ -157,7 +157,7 @@ def test_the_inventorys_real_values_pass():
               "kernel_sysctls": {"kernel.numa_balancing": 0, "vm.max_map_count": 262144},
               "kernel_modprobe_options": {"amdgpu": {"noretry": 0, "lockup_timeout": "10000,10000"}},
               "environment_hsa_overrides": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
-              "environment_pytorch_rocm_arch": "gfx90a;gfx942", "repo_rocm_base_url": "http://127.0.0.1:8752/rocm/apt",
-              "repo_signing_key_fingerprint": "CA8B B472 7A47 B4D0 9B4E  E896 9386 B48A 1A69 3C5C",
+              "environment_pytorch_rocm_arch": "gfx90a;gfx942", "repo_mirrors": {"https://repo.radeon.com": "http://127.0.0.1:8752"},
+              "repo_signing_keys": {"rocm": {"fingerprints": "CA8B B472 7A47 B4D0 9B4E  E896 9386 B48A 1A69 3C5C"}},
               "access_users": [{"name": "fleet", "create": False}], "access_gpu_groups": ["render", "video"]}
     assert role_variable_problems(values, SPECS) == []
