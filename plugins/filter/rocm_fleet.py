@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Preflight filters: preflight_decide (plugin_utils.decision.preflight) and rocm_release_packages.
+"""Preflight filters: preflight_decide (plugin_utils.decision.preflight); package names are rocm_stream_plan's.
 
 Each filter is documented in plugins/filter/<name>.yml (ansible-doc -t filter).
 """
@@ -14,7 +14,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision import preflight as rocm_decision
 
-from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision import provisioning as rocm_decisions
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import RocmDataError, preflight_data
 
 
@@ -39,18 +38,6 @@ def preflight_decide(facts, inputs):
         raise AnsibleFilterError("preflight_decide: %s" % error) from error
 
 
-def rocm_release_packages(usecase_sets, release, usecases, extra=None):
-    if not isinstance(usecase_sets, list):
-        raise AnsibleFilterError("rocm_release_packages expects the list of use-case sets")
-    try:
-        if isinstance(release, list):  # {release: names} for each release, as the packages role lists them
-            return dict((str(one), rocm_decisions.release_packages(usecase_sets, one, usecases, extra))
-                        for one in release)
-        return rocm_decisions.release_packages(usecase_sets, release, usecases, extra)
-    except (ValueError, TypeError, KeyError) as error:
-        raise AnsibleFilterError("rocm_release_packages: %s" % error) from error
-
-
 class FilterModule(object):
     def filters(self):
-        return {"preflight_decide": preflight_decide, "rocm_release_packages": rocm_release_packages}
+        return {"preflight_decide": preflight_decide}

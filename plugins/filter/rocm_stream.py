@@ -30,7 +30,7 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.streams i
 
 
 def rocm_stream_plan(releases, default, facts, manager, usecases, targets=None, all_targets=False, extras=None,
-                     mirrors=None, mirror_required=False, driver_repository=False):
+                     mirrors=None, mirror_required=False, driver_repository=False, extra_packages=None):
     extras = extras or {}
     empty = {"registrations": [], "keys": {}, "packages": {}, "roots": {}, "defaults": [], "tools": [], "streams": [],
              "stream": None, "title": None, "apt_pin": False, "retired": [], "known_keys": [], "all_keyrings": []}
@@ -52,6 +52,8 @@ def rocm_stream_plan(releases, default, facts, manager, usecases, targets=None, 
                        facts.get("distribution_release"))
         plan = host_plan(streams, keys, matrix, releases, default, host, manager, usecases, targets or [],
                          bool(all_targets), mirrors or {}, bool(mirror_required), bool(driver_repository))
+        for release, names in plan["packages"].items():
+            plan["packages"][release] = names + [name for name in extra_packages or [] if name not in names]
         return dict(plan, problem=None)
     except StreamError as error:
         return dict(empty, problem=str(error))

@@ -27,7 +27,6 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.overrides
 )
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.support import check_support  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.rocm_fleet.core.plugins.module_utils.common.versions import (
-    newest_since,
     normalize_rocm_version,
 )
 
@@ -140,26 +139,3 @@ def preflight_report(decision, host):
     )
     lines.extend("  - warning: %s" % text for text in decision.get("warnings") or [])
     return "\n".join(lines)
-
-
-def release_packages(usecase_sets, release, usecases, extra=None):
-    """AMD's versioned package names of ``usecases`` for one ROCm ``release``, then ``extra``.
-
-    ``usecase_sets`` lists ``{since: x.y.z, <usecase>: [meta packages]}``; the newest
-    entry whose ``since`` is not above the release applies. Each name gets the
-    release appended (rocm-hip-runtime6.4.1), AMD's multi-version packages.
-    """
-    chosen = newest_since(usecase_sets, release)
-    if chosen is None:
-        raise ValueError("no use-case set applies to ROCm %s (the oldest starts at %s)"
-                         % (release, min((entry.get("since") for entry in usecase_sets), default="none")))
-    unknown = [usecase for usecase in usecases if usecase not in chosen or usecase == "since"]
-    if unknown:
-        raise ValueError("unknown use case(s) %s for ROCm %s; known: %s"
-                         % (", ".join(unknown), release, ", ".join(sorted(k for k in chosen if k != "since"))))
-    names = []
-    for usecase in usecases:
-        for name in chosen[usecase]:
-            if name not in names:
-                names.append(name)
-    return [name + str(release) for name in names] + list(extra or [])

@@ -9,14 +9,16 @@ ROCM_TASKS = "packages/tasks/rocm.yml"
 USECASES = load_yaml("packages/meta/argument_specs.yml")["argument_specs"]["main"]["options"]["packages_usecases"][
     "choices"
 ]
-AMD_SETS = load_yaml("packages/vars/main.yml")["__packages_amd_usecase_sets"]
+STREAMS = load_yaml("preflight/vars/release_streams.yml")["preflight_release_streams_builtin"]
 DRIVERS = load_yaml("preflight/vars/amdgpu_drivers.yml")["preflight_amdgpu_drivers_builtin"]
 
 
 def packages_variables(family: str = "Debian", **overrides) -> dict:
     """The role's defaults, vars/main.yml and the OS family's vars, with ``overrides`` as the inventory's."""
+    facts = {"distribution": "Debian", "distribution_version": "12", "distribution_release": "bookworm"}
     return {**load_yaml("packages/defaults/main.yml"), **load_yaml("packages/vars/main.yml"),
-            **load_yaml(f"packages/vars/{family}.yml"), "preflight_decision": {}, "repo_source": "amd", **overrides}
+            **load_yaml(f"packages/vars/{family}.yml"), "preflight_decision": {}, "repo_source": "amd",
+            "ansible_facts": facts, **overrides}
 
 
 def release_objects(versions: list[str], usecases: list[str], extra: list[str] | None = None, **overrides) -> list:
@@ -49,9 +51,10 @@ def distro_packages(family: str, major: str, usecases: list[str]) -> list[str]:
     )
 
 
-def test_every_release_series_maps_every_use_case():
-    for entry in AMD_SETS:
-        assert set(USECASES) <= set(entry), entry["since"]
+def test_every_stream_maps_every_use_case():
+    # sdk is the Core SDK's full suite; the legacy stream has no such package.
+    for name, stream in STREAMS.items():
+        assert set(USECASES) - ({"sdk"} if name == "legacy" else set()) <= set(stream["packages"]), name
 
 
 @pytest.mark.parametrize("version", ["6.3.3", "6.4.1"])
@@ -83,7 +86,7 @@ def test_extra_packages_are_added_as_given():
 
 def test_no_package_name_is_left_unpinned():
     for version in ("6.3.3", "6.4.1", "7.0.1"):
-        for name in amd_packages(version, USECASES):
+        for name in amd_packages(version, [usecase for usecase in USECASES if usecase != "sdk"]):
             assert name.endswith(version), name
 
 
@@ -122,10 +125,11 @@ def test_the_driver_moves_only_when_missing_or_older():
     task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")
     driver = dict(DRIVERS["30.30.3"], line="30.30.3")
     variables = {**packages_variables("Debian"), "__packages_amdgpu_driver": driver}
+    facts = variables.pop("ansible_facts")
 
     def moves(installed):
-        return evaluate(task["when"], ansible_facts={"packages": {"amdgpu-dkms": installed}} if installed is not None
-                        else {"packages": {}}, **variables)
+        return evaluate(task["when"], ansible_facts=dict(facts, packages={"amdgpu-dkms": installed} if installed
+                                                         is not None else {}), **variables)
 
     assert moves(None) is True
     assert moves([{"version": "1:6.12.12.60401-2164967.22.04"}]) is True

@@ -36,7 +36,7 @@ def gpu_fact(*specs):
 
 
 def test_the_preflight_filters_are_the_decision_and_the_package_names():
-    assert set(FILTERS) == {"preflight_decide", "rocm_release_packages"}
+    assert set(FILTERS) == {"preflight_decide"}
 
 
 def test_every_filter_has_its_doc_file_and_every_doc_file_its_filter():
@@ -115,8 +115,9 @@ PLAYBOOK = """
                        'classes': outcome.decision.classes,
                        'accepted': outcome.decision.accepted | map(attribute='what') | list,
                        'env': outcome.decision.hsa_overrides, 'arch': outcome.decision.pytorch_rocm_arch,
-                       'packages': __packages_amd_usecase_sets
-                         | rocm_fleet.core.rocm_release_packages(outcome.decision.rocm_version, ['base'], ['htop'])}
+                       'packages': ([outcome.decision.rocm_version] | rocm_fleet.core.rocm_stream_plan(
+                         outcome.decision.rocm_version, facts, 'apt', ['base'])).packages[outcome.decision.rocm_version]
+                         + ['htop']}
                      | to_json }}"
 """
 RADEON_780M = {
@@ -162,44 +163,3 @@ def test_a_playbook_decides_with_an_inventory_class_and_names_the_packages(tmp_p
     assert result["arch"] == "gfx1100"
     assert result["packages"] == ["rocm-core6.4.0", "rocm-language-runtime6.4.0", "rocminfo6.4.0",
                                   "rocm-smi-lib6.4.0", "htop"]
-
-
-PACKAGES_VARS = yaml.safe_load((REPO / "roles" / "packages" / "vars" / "main.yml").read_text())
-USECASE_SETS = PACKAGES_VARS["__packages_amd_usecase_sets"]
-
-
-@pytest.mark.parametrize(
-    ("release", "usecases", "expected"),
-    [
-        ("6.4.1", ["base", "hip"],
-         ["rocm-core6.4.1", "rocm-language-runtime6.4.1", "rocminfo6.4.1", "rocm-smi-lib6.4.1",
-          "rocm-hip-runtime6.4.1"]),
-        # ROCm 7 adds amd-smi-lib to the base set; rocm-smi-lib stays (deprecated).
-        ("7.0.2", ["base"], ["rocm-core7.0.2", "rocm-language-runtime7.0.2", "rocminfo7.0.2", "amd-smi-lib7.0.2",
-                             "rocm-smi-lib7.0.2"]),
-    ],
-)
-def test_release_packages_pick_the_set_of_the_release(release, usecases, expected):
-    assert FILTERS["rocm_release_packages"](USECASE_SETS, release, usecases) == expected
-
-
-def test_release_packages_add_the_extra_names_once_and_unchanged():
-    names = FILTERS["rocm_release_packages"](USECASE_SETS, "6.3.3", ["base", "base"], ["htop"])
-    assert names[-1] == "htop" and names.count("rocm-core6.3.3") == 1
-
-
-@pytest.mark.parametrize(
-    ("release", "usecases", "message"),
-    [("6.4.1", ["gaming"], "unknown use case(s) gaming for ROCm 6.4.1; known: base, dev, hip"),
-     ("4.5.0", ["base"], "no use-case set applies to ROCm 4.5.0"),
-     ("six", ["base"], "'six' is not an x.y.z ROCm release")],
-)
-def test_release_packages_name_the_bad_input(release, usecases, message):
-    with pytest.raises(AnsibleFilterError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        FILTERS["rocm_release_packages"](USECASE_SETS, release, usecases)
-
-
-def test_release_packages_of_several_releases_map_each_release_to_its_names():
-    names = FILTERS["rocm_release_packages"](USECASE_SETS, ["6.3.3", "6.4.1"], ["base"], ["htop"])
-    assert names == {release: FILTERS["rocm_release_packages"](USECASE_SETS, release, ["base"], ["htop"])
-                     for release in ("6.3.3", "6.4.1")}
