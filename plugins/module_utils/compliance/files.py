@@ -106,15 +106,27 @@ def check_directory(expect, host):
 
 def check_link(expect, host):
     path, target = expect["path"], expect["target"]
+    # What the link is for (and who sets it), where the item says so.
+    purpose = ": %s" % expect["purpose"] if expect.get("purpose") else ""
     info = host.lstat(path)
+    if expect["state"] == "absent":
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            actual_target = os.readlink(host.path(path))
+            return failed({"target": actual_target}, "%s -> %s is a link and should not be%s"
+                          % (path, actual_target, purpose), action="remove")
+        return passed({"state": _describe(info)}, "%s is not a link" % path)
     if info is None:
-        return failed({"state": "absent"}, "%s does not exist" % path, action="create")
+        return failed({"state": "absent"}, "%s does not exist, expected a link to %s%s" % (path, target, purpose),
+                      action="create")
     if not stat.S_ISLNK(info.st_mode):
+        # The common role refuses to replace it (it may hold data): a person moves it aside first.
         kind = _describe(info)
-        return failed({"state": kind}, "%s is a %s, not a symlink" % (path, kind), action="replace")
+        return failed({"state": kind}, "%s is a %s, not a symlink to %s%s; a %s is not replaced by the link:"
+                      " move it aside first" % (path, kind, target, purpose, kind), action="none")
     actual_target = os.readlink(host.path(path))
     if os.path.normpath(actual_target) != os.path.normpath(target):
-        return failed({"target": actual_target}, "%s points to %s, expected %s" % (path, actual_target, target))
+        return failed({"target": actual_target}, "%s points to %s, expected %s%s" % (path, actual_target, target,
+                                                                                     purpose))
     return passed({"target": actual_target}, "%s -> %s" % (path, actual_target))
 
 

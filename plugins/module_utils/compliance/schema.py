@@ -42,7 +42,14 @@ KIND_FIELDS = {
     ),
     "file_lines": {"path": _field(STR, REQUIRED), "lines": _field(LIST, []), "absent": _field(LIST, [])},
     "directory": dict(_OWNERSHIP, path=_field(STR, REQUIRED)),
-    "link": {"path": _field(STR, REQUIRED), "target": _field(STR, REQUIRED)},
+    # purpose: what the link is for and who puts it back, added to a failure's message. absent: no link at path
+    # (a directory or file there is not the link's).
+    "link": {
+        "path": _field(STR, REQUIRED),
+        "target": _field(STR),
+        "state": _field(STR, "present", ("present", "absent")),
+        "purpose": _field(STR),
+    },
     "group_members": {
         "group": _field(STR, REQUIRED),
         "members": _field(LIST, REQUIRED),
@@ -220,6 +227,9 @@ def _check_rules(kind, expect, fail):
                 fail(field, "makes no sense with state absent")
     if kind == "file_lines" and not (expect["lines"] or expect["absent"]):
         fail("lines", "give lines and/or absent")
+    if kind == "link" and (expect["state"] == "present") != (expect["target"] is not None):
+        fail("target", "required for a link that is present" if expect["state"] == "present"
+             else "makes no sense with state absent")
     if kind in ("kernel_cmdline", "group_members") and not expect["params" if kind == "kernel_cmdline" else "members"]:
         fail("params" if kind == "kernel_cmdline" else "members", "must not be empty")
     if kind == "kernel_cmdline" and expect.get("grub_contains") and not expect.get("grub_file"):

@@ -17,12 +17,17 @@ __metaclass__ = type
 COLLECTION = "rocm_fleet.core"
 FILE_DEFAULTS = {"owner": "root", "group": "root", "mode": "0644", "state": "present"}
 DIRECTORY_DEFAULTS = {"owner": "root", "group": "root", "mode": "0755"}
+LINK_STATES = ("present", "absent")
 
 # kind -> (required fields, defaults, the field(s) a label names the object by)
 KINDS = {
     "file": (("path",), FILE_DEFAULTS, lambda o: o["path"]),
     "directory": (("path",), DIRECTORY_DEFAULTS, lambda o: o["path"]),
     "line": (("path", "key", "value"), FILE_DEFAULTS, lambda o: "%s %s" % (o["path"], o["key"])),
+    # A symbolic link whose text is target (present), or no link at path (absent: a directory or file there is
+    # not the object's); purpose: what the link is for and who puts it back, said in a failed check's message.
+    # The common role never replaces a directory or file at path with a link.
+    "link": (("path",), {"state": "present"}, lambda o: o["path"]),
     "sysctl": (("name", "value", "file"), {"apply": True}, lambda o: "%s=%s" % (o["name"], o["value"])),
     "group": (("name",), {"system": True}, lambda o: "group %s" % o["name"]),
     "user": (("name",), {}, lambda o: "user %s" % o["name"]),
@@ -85,6 +90,10 @@ def normalize(objects, role):
 
 
 def _expanded(raw):
+    # {kind: link, links: [{path, target}]}: one link per item (a release stream's default links).
+    if raw["kind"] == "link" and isinstance(raw.get("links"), list):
+        base = dict((key, value) for key, value in raw.items() if key != "links")
+        return [dict(base, path=item["path"], target=item["target"]) for item in raw["links"]]
     # {kind: package, releases: {6.4.1: [names]}}: one object per release.
     if raw["kind"] == "package" and isinstance(raw.get("releases"), dict):
         base = dict((key, value) for key, value in raw.items() if key != "releases")
@@ -114,6 +123,8 @@ def _completed(raw, role, where):
     wants_content = raw["kind"] == "file" and raw.get("state", "present") == "present"
     if wants_content and not (raw.get("template") or "content" in raw):
         raise ManagedStateError("%s: file %s needs a template or a content" % (where, raw["path"]))
+    if raw["kind"] == "link":
+        _check_link(raw, where)
     # A member object's users were expanded; the checked-only kinds keep theirs.
     dropped = ("when", "values") if raw["kind"] in ("job_environment", "device_access") else ("when", "values", "users")
     obj = dict(defaults, **dict((key, value) for key, value in raw.items() if key not in dropped))
@@ -122,8 +133,21 @@ def _completed(raw, role, where):
     return obj
 
 
+def _check_link(raw, where):
+    path, state = raw["path"], raw.get("state", "present")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ManagedStateError("%s: link path must be an absolute path, got %r" % (where, path))
+    if state not in LINK_STATES:
+        raise ManagedStateError("%s: link %s: state must be one of %s, got %r"
+                                % (where, path, ", ".join(LINK_STATES), state))
+    if state == "present" and (not isinstance(raw.get("target"), str) or not raw["target"]):
+        raise ManagedStateError("%s: link %s needs a target (the text of the link)" % (where, path))
+    if state == "absent" and raw.get("target"):
+        raise ManagedStateError("%s: link %s: a target makes no sense with state absent" % (where, path))
+
+
 def of_kind(objects, kind, state=None):
-    """The objects of ``kind`` (and ``state``, for files) that a task of the common role applies."""
+    """The objects of ``kind`` (and ``state``, for files and links) that a task of the common role applies."""
     return [obj for obj in objects if obj["kind"] == kind and (state is None or obj.get("state") == state)]
 
 
@@ -156,6 +180,8 @@ def _checks(obj):
         return [("file", dict(_ownership(obj), path=obj["path"], **source), None)]
     if kind == "directory":
         return [("directory", dict(_ownership(obj), path=obj["path"]), None)]
+    if kind == "link":
+        return [("link", _picked(obj, ("path", "target", "state", "purpose")), None)]
     if kind == "line":
         return [("file_lines", {"path": obj["path"], "lines": ["%s=%s" % (obj["key"], obj["value"])]}, None)]
     if kind == "sysctl":

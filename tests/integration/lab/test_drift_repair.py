@@ -1,8 +1,8 @@
 """Issue 9 on the lab: each managed object has one definition, which site.yml applies and drift checks.
 
 - Break each kind of managed item on a converged host (mode, owner, content, absence, an unwanted file,
-  membership, a live device node): drift reports it under the label --check prints, site.yml repairs it, and
-  drift is clean afterwards.
+  membership, a live device node, a link): drift reports it under the label --check prints, site.yml repairs it,
+  a second site.yml changes nothing and drift is clean afterwards.
 - -e overriding a role's variable gives the same change in drift and in --check.
 - One edit to one definition in a copy of the collection (a file mode, a sysctl value of the GPU catalog, one
   object more in a role's list) shows as the same change in --check and in drift, with no other file edited.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import filecmp
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,6 +40,8 @@ BREAKS = {
          "environment: /etc/systemd/system.conf.d/rocm-fleet.conf"),
         # udev set the node at boot; a chmod since is only undone by the role applying the rules' mode to it.
         ("chmod 0666 /dev/kfd", "ROCM-ACCESS-004", "access: /dev/kfd"),
+        # Straight at the release, past update-alternatives, whose database stays right: the link check alone sees it.
+        ('ln -sfn "$(readlink -f /opt/rocm)" /opt/rocm', "ROCM-PKG-001", "packages: /opt/rocm"),
     ],
     "rx7900xtx-01": [
         (f"chown nobody:nogroup {RULES}", "ROCM-ACCESS-003", f"access: {RULES}"),
@@ -48,6 +51,8 @@ BREAKS = {
         # The copy that masks the distribution's uaccess rules, edited by hand: the seat could get the GPUs back.
         (f"sed -i '/GOTO=\"uaccess_end\"/d' {UACCESS}", "ROCM-ACCESS-008",
          f"access: {UACCESS} (the distribution's uaccess rules without the AMD render nodes)"),
+        # At another directory (Debian's ROCm prefix), as a person sets it for a tool that expects /opt/rocm.
+        ("ln -sfn /usr /opt/rocm", "ROCM-PKG-001", "packages: /opt/rocm"),
     ],
 }
 BROKEN = ",".join(BREAKS)
@@ -68,12 +73,24 @@ def test_each_broken_item_is_reported_repaired_by_site_yml_and_clean_afterwards(
         assert change_labels(found) == labels == check_labels(check_run, host), (host, check_run.tail(3000))
     kfd = next(check for check in report["hosts"]["mi300x-01"]["checks"] if check["id"] == "ROCM-ACCESS-004")
     assert "/dev/kfd mode 0666, expected 0660" in kfd["message"]
+    # The hand-made /opt/rocm: drift names the release it should reach and who sets it; --diff shows the change.
+    for host, target in (("mi300x-01", "/opt/rocm-{release}"), ("rx7900xtx-01", "/usr")):
+        message = next(check for check in report["hosts"][host]["checks"] if check["id"] == "ROCM-PKG-001")["message"]
+        release = re.search(r"the default release ROCm ([\d.]+) \(packages_rocm_default_version\); site.yml sets the"
+                            r" link", message)
+        assert release, (host, message)
+        assert message.startswith(f"/opt/rocm points to {target.format(release=release[1])}, expected"
+                                  " /etc/alternatives/rocm: the rocm alternative, which selects"), (host, message)
+        before = re.escape(target.format(release=release[1]))
+        assert re.search(rf"-\s+src: {before}\n\+\s+src: /etc/alternatives/rocm\n", check_run.output), host
 
     repair = run_playbook("site.yml", "--limit", BROKEN)
     assert repair.returncode == 0, repair.tail()
     for host, breaks in BREAKS.items():
         assert check_labels(repair, host) == sorted({label for _, _, label in breaks}), (
             host, repair.changed_objects.get(host))
+    again = run_playbook("site.yml", "--limit", BROKEN)
+    assert {host: again.recap[host]["changed"] for host in BREAKS} == {host: 0 for host in BREAKS}, again.changed_tasks
     code, report, result = drift(tmp_path / "repaired")
     assert code == 0, {host: failed_checks(found) for host, found in report.get("hosts", {}).items()}
 

@@ -69,7 +69,7 @@ def test_every_task_that_writes_state_takes_it_from_a_managed_object(role):
 @pytest.mark.parametrize("role", ROLES)
 def test_no_task_or_handler_file_repeats_a_managed_path_or_template(role):
     values = managed_values(role)
-    assert values or role == "packages", role  # the packages role manages packages only
+    assert values, role
     for other in [*ROLES, "common"]:
         for folder in ("tasks", "handlers"):
             for path in (REPO / "roles" / other / folder).glob("*.yml"):

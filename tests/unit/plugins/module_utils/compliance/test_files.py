@@ -100,6 +100,53 @@ def test_directory_and_link(root):
     assert check(root, "directory", path="/opt/rocm")["message"] == "/opt/rocm is a symlink, not a directory"
 
 
+PURPOSE = "the rocm alternative, which selects the default release ROCm 6.3.3; site.yml sets the link"
+
+
+def link(root, **expect):
+    fields = {"path": "/opt/rocm", "target": "/etc/alternatives/rocm", "purpose": PURPOSE, **expect}
+    return check(root, "link", **fields)
+
+
+def test_a_link_to_anything_but_its_target_fails_naming_what_it_is_for(root):
+    (root / "opt/rocm-6.4.1").mkdir(parents=True)
+    os.symlink("/opt/rocm-6.4.1", root / "opt/rocm")
+    wrong = link(root)
+    assert (wrong["status"], wrong["actual"], wrong["action"]) == ("fail", {"target": "/opt/rocm-6.4.1"}, "change")
+    assert wrong["message"] == "/opt/rocm points to /opt/rocm-6.4.1, expected /etc/alternatives/rocm: " + PURPOSE
+    os.remove(root / "opt/rocm")
+    # Its text is compared, not where it resolves: the target need not exist on the checked tree.
+    os.symlink("/etc/alternatives/rocm/", root / "opt/rocm")
+    assert link(root)["status"] == "pass"
+    missing = link(root, purpose=None)
+    assert missing["status"] == "pass" and missing["message"] == "/opt/rocm -> /etc/alternatives/rocm/"
+
+
+def test_a_missing_link_is_created_and_a_directory_in_its_place_is_left_to_a_person(root):
+    missing = link(root)
+    assert (missing["status"], missing["action"]) == ("fail", "create")
+    assert missing["message"] == "/opt/rocm does not exist, expected a link to /etc/alternatives/rocm: " + PURPOSE
+    write(root, "/opt/rocm/bin/hipcc", "#!/bin/sh\n")
+    directory = link(root)
+    assert (directory["status"], directory["actual"], directory["action"]) == ("fail", {"state": "directory"}, "none")
+    assert directory["message"] == (
+        "/opt/rocm is a directory, not a symlink to /etc/alternatives/rocm: " + PURPOSE
+        + "; a directory is not replaced by the link: move it aside first")
+
+
+def test_an_unwanted_link_fails_and_a_directory_at_its_path_is_not_its_business(root):
+    assert link(root, target=None, state="absent")["message"] == "/opt/rocm is not a link"
+    (root / "opt/rocm/core-10.0").mkdir(parents=True)
+    assert link(root, target=None, state="absent")["status"] == "pass"
+    os.rmdir(root / "opt/rocm/core-10.0")
+    os.rmdir(root / "opt/rocm")
+    os.symlink("/etc/alternatives/rocm", root / "opt/rocm")
+    unwanted = link(root, target=None, state="absent", purpose="ROCm 10 keeps a directory there")
+    assert (unwanted["status"], unwanted["action"]) == ("fail", "remove")
+    assert unwanted["message"] == "/opt/rocm -> /etc/alternatives/rocm is a link and should not be: ROCm 10 keeps" \
+        " a directory there"
+
+
 def test_modprobe_options_later_lines_win(root):
     write(
         root,
@@ -137,6 +184,10 @@ def test_modprobe_options_later_lines_win(root):
         ("file_lines", {"path": "/x"}, "ROCM-TEST-001: expect.lines: give lines and/or absent"),
         ("file_lines", {"path": "/x", "lines": "a"}, "ROCM-TEST-001: expect.lines: must be a list of strings"),
         ("link", {"path": "/x", "dest": "/y"}, "ROCM-TEST-001: expect.dest: unknown for kind link"),
+        ("link", {"path": "/x"}, "ROCM-TEST-001: expect.target: required for a link that is present"),
+        ("link", {"path": "/x", "target": "/y", "state": "absent"}, "expect.target: makes no sense with state absent"),
+        ("link", {"path": "/x", "target": "/y", "state": "link"}, "expect.state: 'link' is not one of present, absent"),
+        ("link", {"path": "/x", "target": "/y", "purpose": 1}, "ROCM-TEST-001: expect.purpose: must be a string"),
         ("modprobe_options", {"path": "/x", "module": "amdgpu", "options": {}}, "expect.options: must not be empty"),
     ],
 )

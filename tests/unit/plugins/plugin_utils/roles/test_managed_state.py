@@ -103,3 +103,38 @@ def test_checked_only_objects_become_their_items_without_a_label():
                                   "rocm_path": "/opt/rocm"}
     assert items[1]["expect"] == {"users": ["alice"], "open": True}
     assert items[3]["expect"] == {"group": "video", "members": ["alice"], "exclusive": False}
+
+
+def test_a_link_is_labelled_by_its_path_and_checked_with_its_target_and_purpose():
+    objects = normalize([
+        {"kind": "link", "id": "ROCM-PKG-001", "path": "/opt/rocm", "target": "/etc/alternatives/rocm",
+         "purpose": "the default release", "notify": "h"},
+        {"kind": "link", "id": "X", "path": "/opt/old", "state": "absent"},
+    ], "packages")
+    assert [(obj["label"], obj["state"]) for obj in objects] == [("packages: /opt/rocm", "present"),
+                                                                 ("packages: /opt/old", "absent")]
+    assert objects[0]["notify"] == "h"
+    items = compliance_items(objects)
+    assert [(item["id"], item["kind"], item["label"], item["expect"]) for item in items] == [
+        ("ROCM-PKG-001", "link", "packages: /opt/rocm",
+         {"path": "/opt/rocm", "target": "/etc/alternatives/rocm", "state": "present",
+          "purpose": "the default release"}),
+        ("X", "link", "packages: /opt/old", {"path": "/opt/old", "state": "absent"})]
+    # A purpose rendered empty is left out, as any unset field.
+    [item] = compliance_items(normalize([{"kind": "link", "id": "Y", "path": "/a", "target": "/b", "purpose": ""}],
+                                        "r"))
+    assert item["expect"] == {"path": "/a", "target": "/b", "state": "present"}
+
+
+@pytest.mark.parametrize("link, message", [
+    ({"target": "/b"}, r"__packages_managed\[0\] \(link\): missing path"),
+    ({"path": "opt/rocm", "target": "/b"}, "link path must be an absolute path, got 'opt/rocm'"),
+    ({"path": "/opt/rocm"}, "link /opt/rocm needs a target"),
+    ({"path": "/opt/rocm", "target": ""}, "link /opt/rocm needs a target"),
+    ({"path": "/opt/rocm", "target": "/b", "state": "link"}, "link /opt/rocm: state must be one of present, absent"),
+    ({"path": "/opt/rocm", "target": "/b", "state": "absent"}, "a target makes no sense with state absent"),
+])
+def test_a_bad_link_names_the_role_the_object_and_what_is_wrong(link, message):
+    with pytest.raises(ManagedStateError, match=message) as error:
+        normalize([dict(link, kind="link", id="ROCM-PKG-001")], "packages")
+    assert str(error.value).startswith("role packages, __packages_managed[0]")
