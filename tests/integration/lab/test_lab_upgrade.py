@@ -1,5 +1,6 @@
 """Rolling ROCm upgrades on the lab (playbooks/upgrade.yml): a canary and two batches, a failed host that stops the
-rollout, a rerun that continues, a rollback, --check and bad input.
+rollout (at the install step, then after the switch at the driver step), a rerun that continues, a rollback, --check
+and bad input.
 
 The three hosts the lab's inventory pins below the default release move to it, in name order with upgrade_serial=1:
 mi210-01 (6.4.1, the canary), mi250x-01 (6.3.3, the second batch) and rx7900xtx-01 (7.1.1, the third).
@@ -20,13 +21,21 @@ CANARY, SECOND, THIRD = "mi210-01", "mi250x-01", "rx7900xtx-01"
 HOSTS = (CANARY, SECOND, THIRD)
 LIMIT = ",".join(HOSTS)
 TARGET = "7.2.3"
-# A site's apt pin that keeps the target's rocm-core from installing: the cause of the second batch's failure.
+# A site's apt pin that keeps the target's rocm-core from installing: the cause of the second batch's first failure.
 PIN = "/etc/apt/preferences.d/00-hold-rocm-core"
 PIN_TEXT = f"Package: rocm-core{TARGET}\nPin: version *\nPin-Priority: -1\n"
+# A site's hold on its running driver (apt-mark hold, as sites keep unattended upgrades off the kernel driver): the
+# cause of the second failure. From 6.x to 7.x the driver step removes the old amdgpu-dkms first (AMD renumbered
+# the 30.x packages below it), after the switch, and apt refuses to remove a held package.
+HELD_DRIVER = "amdgpu-dkms"
 
 
 def default_release(lab, host: str) -> str:
     return sudo(lab, host, "readlink -f /opt/rocm").strip()
+
+
+def driver_version(lab, host: str) -> str:
+    return sudo(lab, host, f"dpkg-query -W -f='${{Version}}' {HELD_DRIVER}").strip()
 
 
 def record_exists(lab, host: str) -> bool:
@@ -37,7 +46,7 @@ def record_exists(lab, host: str) -> bool:
 def reports(compliant_lab, lab, tmp_path_factory):
     directory = tmp_path_factory.mktemp("rollout-reports")
     yield directory
-    sudo(lab, SECOND, f"rm -f {PIN}")
+    sudo(lab, SECOND, f"rm -f {PIN} && apt-mark unhold {HELD_DRIVER}")
     back = run_playbook("playbooks/upgrade.yml", "-l", LIMIT, "-e", "upgrade_rollback=true",
                         "-e", f"rollout_reports_dir={directory}")
     assert back.returncode == 0, back.tail()
@@ -79,7 +88,9 @@ def test_check_mode_shows_the_plan_and_changes_nothing(lab, reports):
 
 
 def test_a_failed_host_stops_the_rollout_and_a_rerun_continues(lab, reports):
-    sudo(lab, SECOND, f"printf '{PIN_TEXT}' > {PIN}")
+    # Both causes at once: the first run stops the host at the pin, the rerun at the hold.
+    sudo(lab, SECOND, f"printf '{PIN_TEXT}' > {PIN} && apt-mark hold {HELD_DRIVER}")
+    driver = driver_version(lab, SECOND)
     stopped = upgrade(reports)
     assert stopped.returncode != 0
     hosts = report(reports)
@@ -96,6 +107,22 @@ def test_a_failed_host_stops_the_rollout_and_a_rerun_continues(lab, reports):
     assert f"-e upgrade_rollback=true -l {SECOND}" in stopped.output, stopped.tail()
 
     sudo(lab, SECOND, f"rm -f {PIN}")
+    stopped = upgrade(reports)
+    assert stopped.returncode != 0
+    hosts = report(reports)
+    assert hosts[CANARY]["outcome"] == "skipped"
+    assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "driver", hosts[SECOND]
+    assert "Held packages were changed" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
+    assert hosts[THIRD]["outcome"] == "not_started", stopped.tail()
+    assert THIRD not in stopped.changed_tasks and not record_exists(lab, THIRD)
+    # The switch had pointed /opt/rocm at the target: the failed host is back on its release, with its driver,
+    # and compliant as its inventory declares it (6.3.3; the target's packages stay installed beside it).
+    assert default_release(lab, SECOND) == "/opt/rocm-6.3.3", stopped.tail()
+    assert driver_version(lab, SECOND) == driver
+    compliant = run_playbook("playbooks/compliance.yml", "-l", SECOND, "-e", "compliance_fail_on_drift=true")
+    assert compliant.returncode == 0, compliant.tail()
+
+    sudo(lab, SECOND, f"apt-mark unhold {HELD_DRIVER}")
     finished = upgrade(reports)
     assert finished.returncode == 0, finished.tail()
     hosts = report(reports)
