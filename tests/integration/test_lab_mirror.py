@@ -14,6 +14,7 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -401,7 +402,10 @@ def test_apt_accepts_the_10x_repository_with_its_key_only(new_host, mirror, key)
     output = update.stdout + update.stderr
     if key == "legacy-key":
         assert update.returncode != 0, output
-        assert f"NO_PUBKEY {signing.FINGERPRINTS[signing.AMDROCM_KEY][-16:]}" in output, output
+        # apt names the missing key: NO_PUBKEY <long id> (gpgv, Debian 12) or Missing key <fingerprint> (sqv, 13).
+        fingerprint = signing.FINGERPRINTS[signing.AMDROCM_KEY]
+        assert f"NO_PUBKEY {fingerprint[-16:]}" in output or f"Missing key {fingerprint}" in output, output
+        assert "rocm/core/packages/debian13 stable InRelease' is not signed" in output, output
         assert "amdrocm10.0-gfx942" not in run(root, "apt-cache pkgnames amdrocm").stdout
         return
     assert update.returncode == 0 and "W:" not in output, output
@@ -411,9 +415,13 @@ def test_apt_accepts_the_10x_repository_with_its_key_only(new_host, mirror, key)
                      f"amdrocm-opencl{series}", f"amdrocm-developer-tools{series}"):  # fmt: skip
             found = policy(root, name)
             assert found["candidate"] and found["candidate"].startswith(f"{series}.0-"), (name, found["text"])
-            assert f"{mirror.core_sdk_repo_url('debian13')} stable/main amd64 Packages" in found["text"]
-    # No ROCm SMI in the 10.x repository: AMD's 10.x ships none.
-    assert not [name for name in run(root, "apt-cache pkgnames").stdout.split() if "rocm-smi" in name]
+            assert f"{mirror.core_sdk_repo_url('debian13').rstrip('/')} stable/main amd64 Packages" in found["text"]
+    # No ROCm SMI in the 10.x repositories: AMD's 10.x ships none.
+    for directory in CORE_SDK_DIR.values():
+        index = f"{mirror.core_sdk_repo_url(directory)}dists/stable/main/binary-amd64/Packages"
+        with urllib.request.urlopen(index, timeout=10) as response:
+            names = re.findall(r"^Package: (\S+)$", response.read().decode(), re.MULTILINE)
+        assert "amdrocm-core-sdk10.1-gfx942" in names and not [name for name in names if "rocm-smi" in name], names
 
 
 @pytest.mark.parametrize("codename", SUITE)
@@ -458,11 +466,14 @@ def test_core_sdk_releases_install_side_by_side_with_amds_alternatives(new_host,
     for tool in ("amd-smi", "rocminfo"):
         assert os.readlink(root / f"usr/bin/{tool}") == f"/etc/alternatives/{tool}"
         assert os.readlink(root / f"etc/alternatives/{tool}") == f"{prefix}/bin/{tool}"
-    # AMD's alternatives, with AMD's priority: ((major-3)*14 + minor)*14 + patch, times 1000000, plus minutes.
+    # AMD's alternatives, with AMD's priority: ((major-3)*14 + minor)*14 + patch, times 1000000, plus the minutes
+    # since 2020-09-13 of the install.
+    altscore_10_0 = (((10 - 3) * 14 + 0) * 14 + 0) * 1000000
     for name, (link, below) in CORE_SDK_LINKS.items():
         chosen = alternative(root, name)
         assert (chosen["link"], chosen["value"]) == (link, prefix + below), (name, chosen)
-        assert chosen["priorities"][prefix + below] // 1000000 == ((10 - 3) * 14 + 0) * 14 + 0, (name, chosen)
+        minutes = (time.time() - 1600000000) / 60
+        assert abs(chosen["priorities"][prefix + below] - altscore_10_0 - minutes) < 10, (name, chosen)
     # No ROCm SMI anywhere.
     found = run(root, "find / -xdev \\( -name 'rocm-smi*' -o -name 'rocm_smi*' -o -name 'librocm_smi*' \\) -print")
     assert found.stdout == "", found.stdout

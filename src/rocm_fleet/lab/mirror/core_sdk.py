@@ -114,6 +114,9 @@ def release_packages(
     )
     # AMD's .info/version holds the release (10.0.0); the legacy rocm-core's holds <release>-<build>.
     base.files[f"{prefix}/.info/version"] = f"{release.version}\n".encode()
+    # Every directory amdrocm-core's postinst links (/opt/rocm/include, ...) exists once ROCm Base is installed.
+    note = base.files[f"{prefix}/libexec/rocm-core/LAB-PLACEHOLDER"]
+    base.files[f"{prefix}/include/rocm-core/LAB-PLACEHOLDER"] = note
     for binary, content in tools.rocminfo_files.items():
         base.files[f"{prefix}/bin/{binary}"] = content
     amdsmi = spec(
