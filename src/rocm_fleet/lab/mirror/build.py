@@ -30,7 +30,7 @@ from rocm_fleet.lab.mirror.catalog import (
     RocmRelease,
     tool_suites_in_use,
 )
-from rocm_fleet.lab.mirror.debs import DebSpec, build_deb, pool_dir
+from rocm_fleet.lab.mirror.debs import DebSpec, build_deb_cached, pool_dir
 
 DEFAULT_PORT = paths.DEFAULT_MIRROR_PORT
 # AMD's repositories are pinned by origin in AMD's docs (Pin: release o=repo.radeon.com).
@@ -211,7 +211,7 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     info.root.mkdir(parents=True, exist_ok=True)
     staging = info.root / f"www.new-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    indexes = _build_tree(staging, tool_debs, kernel)
+    indexes = _build_tree(staging, tool_debs, kernel, Path(cache_dir) / "mirror")
     (info.root / "indexes.json").write_text(json.dumps(indexes))
     (info.root / "served.json").write_text(json.dumps(served(tool_debs), indent=1))
     old = info.root / f"www.old-{os.getpid()}"
@@ -287,8 +287,14 @@ def served(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict:
     }
 
 
-def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str) -> dict[str, list[str]]:
-    """Build every .deb into its pool; return dist path -> Packages stanzas."""
+def _build_tree(
+    www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str, cache: Path | None = None
+) -> dict[str, list[str]]:
+    """Build every .deb into its pool; return dist path -> Packages stanzas.
+
+    ``cache`` (<cache>/mirror) keeps what is costly and never changes for the same input: the ROCm Core SDK's
+    amd-smi tree out of Debian's package and the large packages built from it (debs.build_deb_cached).
+    """
     tools = _tools(tool_debs)
     jobs: list[tuple[str, DebSpec, Path]] = []  # (dist path, spec, pool dir)
     copies: dict[tuple[str, str], tuple[Path, Path]] = {}  # (dist path, file name) -> (deb, pool dir)
@@ -316,7 +322,7 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
         for codename in CODENAMES:
             for spec in amd_packages.driver_line_packages(driver, codename):
                 jobs.append((f"{root}/dists/{codename}", spec, www / root / "pool/main"))
-    _core_sdk_jobs(www, tools, tool_debs, jobs, copies)
+    _core_sdk_jobs(www, tools, tool_debs, jobs, copies, cache)
     for suite in debian_suites():
         dist_path = f"debian/dists/{suite}"
         jobs.append((dist_path, distro.kernel_headers_package(kernel), www / "debian/pool/main"))
@@ -330,7 +336,7 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
 
     def build(job: tuple[str, DebSpec, Path]) -> tuple[str, str]:
         dist_path, spec, pool = job
-        deb = build_deb(spec, pool / pool_dir(spec.name) / spec.name)
+        deb = build_deb_cached(spec, pool / pool_dir(spec.name) / spec.name, cache and cache / "built")
         return dist_path, archive.package_stanza(deb, www / dist_path.split("/dists/", 1)[0], spec.control())
 
     def copy(item: tuple[tuple[str, str], tuple[Path, Path]]) -> tuple[str, str]:
@@ -362,6 +368,7 @@ def _core_sdk_jobs(
     tool_debs: dict[str, list[distro.DebianDeb]],
     jobs: list[tuple[str, DebSpec, Path]],
     copies: dict[tuple[str, str], tuple[Path, Path]],
+    cache: Path | None = None,
 ) -> None:
     """The ROCm Core SDK repositories: every release's packages per directory, and what the host release lacks."""
     amd_smi: dict[str, tuple[dict, str] | None] = {}
@@ -377,7 +384,7 @@ def _core_sdk_jobs(
                 )
             if suite.suite not in amd_smi:
                 deb = next((d.path for d in tool_debs[suite.suite] if d.name == "amd-smi"), None)
-                amd_smi[suite.suite] = core_sdk.amd_smi_files(deb) if suite.amd_smi and deb else None
+                amd_smi[suite.suite] = core_sdk.amd_smi_files(deb, cache) if suite.amd_smi and deb else None
             specs = core_sdk.release_packages(release, directory, tools[suite.suite], amd_smi[suite.suite])
             jobs += [(dist_path, spec, pool) for spec in specs]
             # As for the legacy releases: a newer generation brings what the host release lacks; no rocm-smi.

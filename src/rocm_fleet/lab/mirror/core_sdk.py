@@ -20,6 +20,9 @@ amdsmi_cli.py), loading Debian's libamd_smi.so.27 by its SONAME. Nothing carries
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -40,9 +43,25 @@ AMD_SMI_CLI = "libexec/amdsmi_cli/amdsmi_cli.py"  # relative to the prefix
 NOT_SERVED = ("rocm-smi", "librocm-smi64-1", "amd-smi")
 
 
-def amd_smi_files(deb: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
+def amd_smi_files(deb: Path, cache: Path | None = None) -> tuple[dict[str, tuple[int, bytes]], str]:
     """Debian's amd-smi CLI and Python library, keyed by their path under an AMD prefix, and its Depends
-    (without its own library's exact pin, kept as it is: libamd-smi27 (= 10.1-1))."""
+    (kept as they are: libamd-smi27 (= 10.1-1), python3, ...). ``cache``: where the result of one .deb is kept."""
+    kept = cache / "core-sdk" / f"{deb.name}.json" if cache else None
+    if kept and kept.is_file():
+        saved = json.loads(kept.read_text())
+        files = {path: (mode, base64.b64decode(body)) for path, (mode, body) in saved["files"].items()}
+        return files, saved["depends"]
+    files, depends = _extract_amd_smi(deb)
+    if kept:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        encoded = {path: [mode, base64.b64encode(body).decode()] for path, (mode, body) in files.items()}
+        partial = kept.with_name(f".{kept.name}.{os.getpid()}")
+        partial.write_text(json.dumps({"files": encoded, "depends": depends}))
+        os.replace(partial, kept)
+    return files, depends
+
+
+def _extract_amd_smi(deb: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
     depends = subprocess.run(
         ["dpkg-deb", "-f", str(deb), "Depends"], capture_output=True, text=True, check=True
     ).stdout.strip()

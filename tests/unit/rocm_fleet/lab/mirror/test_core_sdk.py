@@ -276,3 +276,21 @@ def test_the_31x_driver_lines():
         # What the lab's kernel model reports once loaded (kernelstate.dkms_amdgpu_version reads version=).
         lab_build = dkms.files[f"/usr/src/amdgpu-{driver.dkms_module_version('noble')}/lab-build"][1].decode()
         assert f"version={driver.module_version}" in lab_build
+
+
+def test_a_large_package_is_built_once_and_taken_from_the_cache_byte_for_byte(tmp_path):
+    from rocm_fleet.lab.mirror import debs
+
+    spec = packages("10.0.0")["amdrocm-amdsmi10.0"]
+    spec.files["/opt/rocm/core-10.0/share/amd_smi/big"] = os.urandom(debs.CACHED_PAYLOAD)
+    direct = debs.build_deb(spec, tmp_path / "direct").read_bytes()
+    first = debs.build_deb_cached(spec, tmp_path / "pool1", tmp_path / "cache")
+    assert [path.name for path in (tmp_path / "cache").iterdir()] == [f"amdrocm-amdsmi10.0_{debs.spec_digest(spec)}.deb"]
+    (tmp_path / "cache" / f"amdrocm-amdsmi10.0_{debs.spec_digest(spec)}.deb").write_bytes(b"from the cache")
+    second = debs.build_deb_cached(spec, tmp_path / "pool2", tmp_path / "cache")
+    assert first.read_bytes() == direct and second.read_bytes() == b"from the cache"
+    spec.depends.append("something-else")  # another spec, another entry
+    assert debs.build_deb_cached(spec, tmp_path / "pool3", tmp_path / "cache").read_bytes() != b"from the cache"
+    small = packages("10.0.0")["amdrocm10.0-gfx942"]
+    debs.build_deb_cached(small, tmp_path / "pool4", tmp_path / "cache")
+    assert len(list((tmp_path / "cache").iterdir())) == 2  # small packages are not kept
