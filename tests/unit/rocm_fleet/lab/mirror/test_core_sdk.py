@@ -224,7 +224,7 @@ def test_no_rocm_smi_in_any_10x_package(directory):
 
 def test_no_rocm_smi_is_copied_into_the_10x_repositories(tmp_path, monkeypatch):
     """Debian's packages of a generation that the host release lacks come with the repository, never rocm-smi."""
-    monkeypatch.setattr(core_sdk, "amd_smi_files", lambda deb: (AMD_SMI_FILES, "libamd-smi27 (= 10.1-1)"))
+    monkeypatch.setattr(core_sdk, "amd_smi_files", lambda deb, cache=None: (AMD_SMI_FILES, "libamd-smi27 (= 10.1-1)"))
     names = ("rocm-smi", "librocm-smi64-1", "amd-smi", "libamd-smi27", "libhsa-runtime64-1", "rocminfo")
     forky = [DebianDeb(tmp_path / f"{name}_1_amd64.deb", name, "1", "forky") for name in names]
     bookworm = [DebianDeb(tmp_path / f"{name}_1_amd64.deb", name, "1", "bookworm") for name in ("rocminfo",)]
