@@ -365,6 +365,10 @@ DRIVER_LINES = (
 #   scripts.amdrocm_preinst) with AMD's words, "If you have ROCm 7.2.4 or older installed, please
 #   uninstall it before proceeding." That refusal is the lab's, not AMD's.
 # * AMD's -devel postinst (the MIOpenDriver alternative) is not reproduced: no MIOpenDriver is served.
+# * The alternatives scripts are AMD's (rendered for a deb, the long comment shortened) and keep AMD's
+#   behaviour: every GPU-target variant of amdrocm-core<S> carries them, so removing one variant removes
+#   the release's alternatives while another variant of it stays installed, as with AMD's packages.
+#   The same version string is served in debian12 and debian13 (TheRock's versions carry no OS part).
 # AMD's directory -> the Debian release of the hosts that register it.
 CORE_SDK_DIRS = {"debian12": "bookworm", "debian13": "trixie"}
 CORE_SDK_SUITE = "stable"
