@@ -14,6 +14,7 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -332,3 +333,189 @@ def test_amdgpu_dkms_needs_headers_for_the_running_kernel(new_host, mirror, rele
     # modinfo's version (and /sys/module/amdgpu/version once booted) is the module's own.
     assert f"version={RELEASES[release]['module']}\n" in built.read_text()
     assert (root / f"lib/modules/{kernel}/updates/dkms/amdgpu.ko").is_file()
+
+
+# The ROCm Core SDK 10.x stream ----------------------------------------------------------------------------
+# AMD's 10.0.0 install page (rocm.docs.amd.com/en/latest/install/rocm.html): the key dearmored into
+# /etc/apt/keyrings/amdrocm.gpg, a deb822 amdrocm-stable.sources naming rocm/core/packages/<dir>/, suite stable.
+CORE_SDK = {"10.0.0": "10.0", "10.1.0": "10.1"}
+CORE_SDK_DIR = {"bookworm": "debian12", "trixie": "debian13"}
+# AMD's amdrocm-core postinst registers these (TheRock amdrocm-core-postinst.j2): link -> path under the prefix.
+CORE_SDK_LINKS = {"core": ("/opt/rocm/core", ""), "core-10": ("/opt/rocm/core-10", ""),
+                  "rocm-bin": ("/opt/rocm/bin", "/bin"), "rocm-lib": ("/opt/rocm/lib", "/lib"),
+                  "rocm-include": ("/opt/rocm/include", "/include"), "rocm-llvm": ("/opt/rocm/llvm", "/llvm"),
+                  "rocm-amdgcn": ("/opt/rocm/amdgcn", "/amdgcn"), "rocm-libexec": ("/opt/rocm/libexec", "/libexec"),
+                  "rocm-share": ("/opt/rocm/share", "/share")}  # fmt: skip
+# The 31.x driver lines, served as the 30.x lines are: amdgpu/<line>/ubuntu <codename> main, the legacy key.
+DRIVER_LINES = {"31.40": "1:6.19.14.31400000-2364437.{u}", "31.50": "1:7.1.3.31500000-2390945.{u}"}
+
+
+def configure_core_sdk(root: Path, mirror, suite: str, key_url: str | None = None) -> None:
+    """AMD's 10.x registration: the dearmored key and amdrocm-stable.sources (deb822)."""
+    with urllib.request.urlopen(key_url or mirror.core_sdk_key_url, timeout=10) as response:
+        keyring = signing.dearmor(response.read().decode())
+    (root / "etc/apt/keyrings").mkdir(parents=True, exist_ok=True)
+    (root / "etc/apt/keyrings/amdrocm.gpg").write_bytes(keyring)
+    (root / "etc/apt/sources.list.d/amdrocm-stable.sources").write_text(
+        "X-Repo-Id: amdrocm-stable\n"
+        "Types: deb\n"
+        f"URIs: {mirror.core_sdk_repo_url(CORE_SDK_DIR[suite])}\n"
+        "Suites: stable\n"
+        "Components: main\n"
+        "Architectures: amd64\n"
+        "Signed-By: /etc/apt/keyrings/amdrocm.gpg\n"
+        "Enabled: yes\n"
+    )
+
+
+def alternative(root: Path, name: str) -> dict:
+    """update-alternatives --query: the link, the chosen path and each path's priority."""
+    text = apt_ok(root, f"update-alternatives --query {name}")
+    chosen = re.search(r"^Value: (\S+)$", text, re.MULTILINE)
+    link = re.search(r"^Link: (\S+)$", text, re.MULTILINE)
+    priorities = dict(re.findall(r"^Alternative: (\S+)\nPriority: (\d+)$", text, re.MULTILINE))
+    return {"link": link.group(1), "value": chosen.group(1), "priorities": {k: int(v) for k, v in priorities.items()}}
+
+
+def test_core_sdk_repository_is_amds_10x_layout_signed_with_its_own_key(mirror):
+    with urllib.request.urlopen(mirror.core_sdk_key_url, timeout=10) as response:
+        served = response.read().decode()
+    assert mirror.core_sdk_key_url == f"{mirror.base_url}/rocm/gpg/packages.gpg"
+    assert served.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")  # armored, as AMD serves it
+    shown = subprocess.run(["gpg", "--show-keys", "--with-colons"], input=served, capture_output=True, text=True)
+    fingerprints = [line.split(":")[9] for line in shown.stdout.splitlines() if line.startswith("fpr:")]
+    assert fingerprints == [signing.FINGERPRINTS[signing.AMDROCM_KEY]]
+    assert signing.FINGERPRINTS[signing.AMDROCM_KEY] != signing.FINGERPRINTS[signing.ROCM_KEY]
+    for directory in CORE_SDK_DIR.values():
+        url = mirror.core_sdk_repo_url(directory)
+        assert url == f"{mirror.base_url}/rocm/core/packages/{directory}/"
+        with urllib.request.urlopen(f"{url}dists/stable/Release", timeout=10) as response:
+            release = response.read().decode()
+        assert "Suite: stable\nCodename: stable\n" in release and "Components: main" in release, release
+
+
+@pytest.mark.parametrize("key", ["core-sdk-key", "legacy-key"])
+def test_apt_accepts_the_10x_repository_with_its_key_only(new_host, mirror, key):
+    root = new_host("trixie")
+    configure_core_sdk(root, mirror, "trixie", None if key == "core-sdk-key" else mirror.rocm_key_url)
+    update = run(root, "apt-get update")
+    output = update.stdout + update.stderr
+    if key == "legacy-key":
+        assert update.returncode != 0, output
+        # apt names the missing key: NO_PUBKEY <long id> (gpgv, Debian 12) or Missing key <fingerprint> (sqv, 13).
+        fingerprint = signing.FINGERPRINTS[signing.AMDROCM_KEY]
+        assert f"NO_PUBKEY {fingerprint[-16:]}" in output or f"Missing key {fingerprint}" in output, output
+        assert "rocm/core/packages/debian13 stable InRelease' is not signed" in output, output
+        assert "amdrocm10.0-gfx942" not in run(root, "apt-cache pkgnames amdrocm").stdout
+        return
+    assert update.returncode == 0 and "W:" not in output, output
+    for series in CORE_SDK.values():
+        for name in (f"amdrocm{series}-gfx942", f"amdrocm-core-dev{series}-gfx942", f"amdrocm-core-sdk{series}-gfx942",
+                     f"amdrocm{series}", f"amdrocm-core-dev{series}", f"amdrocm-core-sdk{series}",
+                     f"amdrocm-opencl{series}", f"amdrocm-developer-tools{series}"):  # fmt: skip
+            found = policy(root, name)
+            assert found["candidate"] and found["candidate"].startswith(f"{series}.0-"), (name, found["text"])
+            assert f"{mirror.core_sdk_repo_url('debian13').rstrip('/')} stable/main amd64 Packages" in found["text"]
+    # No ROCm SMI in the 10.x repositories: AMD's 10.x ships none.
+    for directory in CORE_SDK_DIR.values():
+        index = f"{mirror.core_sdk_repo_url(directory)}dists/stable/main/binary-amd64/Packages"
+        with urllib.request.urlopen(index, timeout=10) as response:
+            names = re.findall(r"^Package: (\S+)$", response.read().decode(), re.MULTILINE)
+        assert "amdrocm-core-sdk10.1-gfx942" in names and not [name for name in names if "rocm-smi" in name], names
+
+
+@pytest.mark.parametrize("codename", SUITE)
+def test_the_31x_driver_lines_are_served_like_the_30x_lines(new_host, mirror, codename):
+    root = new_host(SUITE[codename])
+    configure_rocm(root, mirror, mirror.rocm_key_url, "7.2.3", codename)
+    for line in DRIVER_LINES:
+        options = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
+        (root / f"etc/apt/sources.list.d/amdgpu-{line}.list").write_text(
+            f"deb {options} {mirror.driver_line_repo_url(line)} {codename} main\n"
+        )
+    update = run(root, "apt-get update")
+    assert update.returncode == 0 and "W:" not in update.stdout + update.stderr, update.stdout + update.stderr
+    text = apt_ok(root, "apt-cache madison amdgpu-dkms")
+    for line, version in DRIVER_LINES.items():
+        expected = version.format(u=UBUNTU[codename])
+        assert f"amdgpu-dkms | {expected} | {mirror.base_url}/amdgpu/{line}/ubuntu {codename}/main" in text, text
+    # 31.50 is apt's candidate (the newest); its simulated DKMS build leaves the module version the lab's kernel
+    # model reports once loaded (kernelstate.dkms_amdgpu_version: /sys/module/amdgpu/version).
+    kernel = platform.release()
+    assert policy(root, "amdgpu-dkms")["candidate"] == DRIVER_LINES["31.50"].format(u=UBUNTU[codename])
+    apt_ok(root, f"apt-get install -y -q linux-headers-{kernel} amdgpu-dkms")
+    built = root / f"var/lib/dkms/amdgpu/7.1.3-2390945.{UBUNTU[codename]}/{kernel}/x86_64/module/amdgpu.ko"
+    assert "version=7.1.3\n" in built.read_text()
+
+
+def test_core_sdk_releases_install_side_by_side_with_amds_alternatives(new_host, mirror):
+    root = new_host("trixie")
+    configure_core_sdk(root, mirror, "trixie")
+    apt_ok(root, "apt-get update")
+    apt_ok(root, "apt-get install -y -q amdrocm10.0-gfx942")
+    prefix = "/opt/rocm/core-10.0"
+    assert (root / prefix.lstrip("/") / ".info/version").read_text() == "10.0.0\n"
+    assert (root / "opt/rocm").is_dir() and not (root / "opt/rocm").is_symlink()
+    # The real amd-smi 27.1 (Debian forky's package 10.1) in AMD's relocatable tree, and the real rocminfo.
+    version = run(root, f"{prefix}/bin/amd-smi version")
+    assert AMD_SMI_WITHOUT_DRIVER["forky"] in version.stdout + version.stderr, version.stdout + version.stderr
+    assert os.readlink(root / prefix.lstrip("/") / "bin/amd-smi") == "../libexec/amdsmi_cli/amdsmi_cli.py"
+    assert "27.1" in (root / prefix.lstrip("/") / "share/amd_smi/amdsmi/_version.py").read_text()
+    info = run(root, "rocminfo")  # /usr/bin/rocminfo: the alternative
+    assert "ROCk module is NOT loaded" in info.stdout + info.stderr, info.stdout + info.stderr
+    for tool in ("amd-smi", "rocminfo"):
+        assert os.readlink(root / f"usr/bin/{tool}") == f"/etc/alternatives/{tool}"
+        assert os.readlink(root / f"etc/alternatives/{tool}") == f"{prefix}/bin/{tool}"
+    # AMD's alternatives, with AMD's priority: ((major-3)*14 + minor)*14 + patch, times 1000000, plus the minutes
+    # since 2020-09-13 of the install.
+    altscore_10_0 = (((10 - 3) * 14 + 0) * 14 + 0) * 1000000
+    for name, (link, below) in CORE_SDK_LINKS.items():
+        chosen = alternative(root, name)
+        assert (chosen["link"], chosen["value"]) == (link, prefix + below), (name, chosen)
+        minutes = (time.time() - 1600000000) / 60
+        assert abs(chosen["priorities"][prefix + below] - altscore_10_0 - minutes) < 10, (name, chosen)
+    # No ROCm SMI anywhere.
+    found = run(root, "find / -xdev \\( -name 'rocm-smi*' -o -name 'rocm_smi*' -o -name 'librocm_smi*' \\) -print")
+    assert found.stdout == "", found.stdout
+    # 10.1 beside it: the higher version becomes the default; removing it gives 10.0 back.
+    apt_ok(root, "apt-get install -y -q amdrocm10.1-gfx942")
+    assert (root / "opt/rocm/core-10.0/bin/amd-smi").is_symlink()
+    assert (root / "opt/rocm/core-10.1/.info/version").read_text() == "10.1.0\n"
+    assert alternative(root, "core")["value"] == "/opt/rocm/core-10.1"
+    assert os.readlink(root / "etc/alternatives/amd-smi") == "/opt/rocm/core-10.1/bin/amd-smi"
+    apt_ok(root, "apt-get remove -y -q amdrocm-core10.1-gfx942")
+    for name, (_link, below) in CORE_SDK_LINKS.items():
+        assert alternative(root, name)["value"] == prefix + below, name
+    apt_ok(root, "apt-get remove -y -q amdrocm-core10.0-gfx942")
+    assert run(root, "update-alternatives --query core").returncode != 0  # prerm removed them
+    assert not (root / "usr/bin/amd-smi").exists()
+
+
+def test_core_sdk_on_debian12_carries_bookworms_tools(new_host, mirror):
+    root = new_host("bookworm")
+    configure_core_sdk(root, mirror, "bookworm")
+    apt_ok(root, "apt-get update")
+    apt_ok(root, "apt-get install -y -q amdrocm10.0-gfx90a")
+    info = run(root, "/opt/rocm/core-10.0/bin/rocminfo")
+    assert "ROCk module is NOT loaded" in info.stdout + info.stderr, info.stdout + info.stderr
+    assert not (root / "opt/rocm/core-10.0/bin/amd-smi").exists()  # Debian 12 packages no amd-smi
+    assert os.readlink(root / "etc/alternatives/core") == "/opt/rocm/core-10.0"
+
+
+def test_core_sdk_refuses_to_install_beside_the_legacy_stream(new_host, mirror):
+    root = new_host("trixie")
+    configure_rocm(root, mirror, mirror.rocm_key_url, "7.2.3", "noble")
+    configure_core_sdk(root, mirror, "trixie")
+    apt_ok(root, "apt-get update")
+    apt_ok(root, "apt-get install -y -q rocm-core7.2.3")
+    assert os.readlink(root / "etc/alternatives/rocm") == "/opt/rocm-7.2.3"
+    install = run(root, "apt-get install -y -q amdrocm10.0-gfx942")
+    output = install.stdout + install.stderr
+    assert install.returncode != 0, output
+    assert "the legacy ROCm stream is installed (rocm-core7.2.3 )" in output, output
+    assert "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding." in output, output
+    assert not (root / "opt/rocm-7.2.3/core-10.0").exists()  # nothing unpacked through the legacy link
+    # AMD's remedy: uninstall the legacy release first; then it installs.
+    apt_ok(root, "apt-get purge -y -q rocm-core7.2.3 && dpkg --configure -a")
+    apt_ok(root, "apt-get install -y -q amdrocm10.0-gfx942")
+    assert (root / "opt/rocm/core-10.0/.info/version").is_file()

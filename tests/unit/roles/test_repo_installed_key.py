@@ -60,7 +60,7 @@ def test_the_lab_fingerprints_are_those_of_the_lab_keys():
     derived = sorted(fingerprint for path in KEYS.glob("*.pub.asc") for fingerprint in keyring_fingerprints(
         path.read_bytes()))
     assert sorted(REPO_VARS["__repo_lab_fingerprints"]) == derived
-    assert len(derived) >= 4
+    assert len(derived) >= 5
 
 
 def test_the_key_read_is_the_inventorys_else_the_fetched_else_the_installed():

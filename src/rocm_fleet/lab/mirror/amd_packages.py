@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocm_fleet.lab.mirror import scripts
-from rocm_fleet.lab.mirror.catalog import META_PACKAGES, RocmRelease, ToolSuite, component_packages
+from rocm_fleet.lab.mirror.catalog import META_PACKAGES, DriverLine, RocmRelease, ToolSuite, component_packages
 from rocm_fleet.lab.mirror.debs import DebSpec
 
 PLACEHOLDER_NOTE = (
@@ -70,7 +70,11 @@ def release_packages(release: RocmRelease, codename: str, tools: Tools) -> list[
 
 
 def driver_packages(release: RocmRelease, codename: str) -> list[DebSpec]:
-    driver = release.driver
+    return driver_line_packages(release.driver, codename)
+
+
+def driver_line_packages(driver: DriverLine, codename: str) -> list[DebSpec]:
+    """amdgpu-dkms and its firmware of one driver line (a release's own, or a 31.x line of catalog.DRIVER_LINES)."""
     version = driver.dkms_deb_version(codename)
     firmware_version = driver.firmware_deb_version(codename)
     label = f"amdgpu {driver.line or driver.module_version}"

@@ -13,23 +13,33 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rocm_fleet.lab import paths
-from rocm_fleet.lab.mirror import amd_packages, archive, distro, kernel_packages, signing
+from rocm_fleet.lab.mirror import amd_packages, archive, core_sdk, distro, kernel_packages, signing
 from rocm_fleet.lab.mirror.archive import Dist
 from rocm_fleet.lab.mirror.catalog import (
     CODENAMES,
+    CORE_SDK_DIRS,
+    CORE_SDK_ORIGIN,
+    CORE_SDK_RELEASES,
+    CORE_SDK_SUITE,
     DEBIAN_VERSIONS,
+    DRIVER_LINES,
     HOST_SUITES,
     RELEASES,
     TOOL_SUITES,
+    DriverLine,
     RocmRelease,
     tool_suites_in_use,
 )
-from rocm_fleet.lab.mirror.debs import DebSpec, build_deb, pool_dir
+from rocm_fleet.lab.mirror.debs import DebSpec, build_deb_cached, pool_dir
 
 DEFAULT_PORT = paths.DEFAULT_MIRROR_PORT
 # AMD's repositories are pinned by origin in AMD's docs (Pin: release o=repo.radeon.com).
 AMD_ORIGIN = "repo.radeon.com"
 ROCM_KEY_PATH = "rocm/rocm.gpg.key"  # where AMD serves its key, relative to the site root
+# The ROCm Core SDK 10.x: AMD's rocm/core/packages/<dir>/ (dists/stable) and its armored key at
+# rocm/gpg/packages.gpg (AMD's 10.0.0 install page), relative to the site root.
+CORE_SDK_ROOT = "rocm/core/packages"
+CORE_SDK_KEY_PATH = "rocm/gpg/packages.gpg"
 DISTRO_KEY_PATH = "lab-keys/distro-lab.gpg.key"
 WRONG_KEY_PATH = "lab-keys/wrong-lab.gpg.key"
 DISTRO_KEYRING = "/usr/share/keyrings/rocm-fleet-lab-distro.gpg"
@@ -71,6 +81,20 @@ class MirrorInfo:
         root = graphics_root(_release(version))
         return f"{self.base_url}/{root}" if root else None
 
+    def core_sdk_repo_url(self, directory: str) -> str:
+        """AMD's 10.x repository of one OS directory (debian12, debian13), with its trailing slash as AMD writes it."""
+        if directory not in CORE_SDK_DIRS:
+            raise KeyError(f"the lab mirror serves no ROCm Core SDK directory {directory!r}")
+        return f"{self.base_url}/{core_sdk_root(directory)}/"
+
+    def driver_line_repo_url(self, line: str) -> str:
+        """amdgpu/<line>/ubuntu of a driver line the mirror serves on its own (31.40, 31.50)."""
+        return f"{self.base_url}/{amdgpu_line_root(_driver_line(line))}"
+
+    @property
+    def core_sdk_key_url(self) -> str:
+        return f"{self.base_url}/{CORE_SDK_KEY_PATH}"
+
     @property
     def debian_url(self) -> str:
         return f"{self.base_url}/debian"
@@ -95,6 +119,21 @@ def _release(version: str) -> RocmRelease:
         if version in (release.version, release.repo_dir):
             return release
     raise KeyError(f"the lab mirror serves no ROCm {version}")
+
+
+def _driver_line(line: str) -> DriverLine:
+    for driver in DRIVER_LINES:
+        if line in (driver.line, driver.directory):
+            return driver
+    raise KeyError(f"the lab mirror serves no amdgpu driver line {line}")
+
+
+def core_sdk_root(directory: str) -> str:
+    return f"{CORE_SDK_ROOT}/{directory}"
+
+
+def amdgpu_line_root(driver: DriverLine) -> str:
+    return f"amdgpu/{driver.directory}/ubuntu"
 
 
 def rocm_root(release: RocmRelease) -> str:
@@ -122,6 +161,15 @@ def dists() -> list[Dist]:
                     result[f"{root}/{codename}"] = Dist(
                         root, codename, AMD_ORIGIN, AMD_ORIGIN, signing.ROCM_KEY, ubuntu
                     )
+    for driver in DRIVER_LINES:
+        for codename, ubuntu in CODENAMES.items():
+            root = amdgpu_line_root(driver)
+            result[f"{root}/{codename}"] = Dist(root, codename, AMD_ORIGIN, AMD_ORIGIN, signing.ROCM_KEY, ubuntu)
+    for directory in CORE_SDK_DIRS:
+        root = core_sdk_root(directory)
+        result[f"{root}/{CORE_SDK_SUITE}"] = Dist(
+            root, CORE_SDK_SUITE, CORE_SDK_ORIGIN, CORE_SDK_ORIGIN, signing.AMDROCM_KEY
+        )
     for suite in debian_suites():
         result[f"debian/{suite}"] = Dist(
             "debian", suite, "Debian", "Debian", signing.DISTRO_KEY, DEBIAN_VERSIONS[suite]
@@ -163,7 +211,7 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     info.root.mkdir(parents=True, exist_ok=True)
     staging = info.root / f"www.new-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    indexes = _build_tree(staging, tool_debs, kernel)
+    indexes = _build_tree(staging, tool_debs, kernel, Path(cache_dir) / "mirror")
     (info.root / "indexes.json").write_text(json.dumps(indexes))
     (info.root / "served.json").write_text(json.dumps(served(tool_debs), indent=1))
     old = info.root / f"www.old-{os.getpid()}"
@@ -210,12 +258,43 @@ def served(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict:
                 for codename in CODENAMES
             },
         }
+    core = {
+        release.version: {
+            "series": release.series,
+            "prefix": release.prefix,
+            "version": release.deb_version,
+            "driver": release.driver,
+            "tools": dict(release.tools),
+        }
+        for release in CORE_SDK_RELEASES
+    }
+    lines = {
+        driver.line: {
+            "amdgpu": amdgpu_line_root(driver),
+            "kernel_module": driver.module_version,
+            "amdgpu-dkms": {codename: driver.dkms_deb_version(codename) for codename in CODENAMES},
+        }
+        for driver in DRIVER_LINES
+    }
     kernels = kernel_packages.lab_kernels(platform.release())
-    return {"releases": releases, "debian": debian_suites(), "tools": tool_versions, "kernels": kernels}
+    return {
+        "releases": releases,
+        "core_sdk": {"repositories": {d: core_sdk_root(d) for d in CORE_SDK_DIRS}, "releases": core},
+        "driver_lines": lines,
+        "debian": debian_suites(),
+        "tools": tool_versions,
+        "kernels": kernels,
+    }
 
 
-def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str) -> dict[str, list[str]]:
-    """Build every .deb into its pool; return dist path -> Packages stanzas."""
+def _build_tree(
+    www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str, cache: Path | None = None
+) -> dict[str, list[str]]:
+    """Build every .deb into its pool; return dist path -> Packages stanzas.
+
+    ``cache`` (<cache>/mirror) keeps what is costly and never changes for the same input: the ROCm Core SDK's
+    amd-smi tree out of Debian's package and the large packages built from it (debs.build_deb_cached).
+    """
     tools = _tools(tool_debs)
     jobs: list[tuple[str, DebSpec, Path]] = []  # (dist path, spec, pool dir)
     copies: dict[tuple[str, str], tuple[Path, Path]] = {}  # (dist path, file name) -> (deb, pool dir)
@@ -238,6 +317,12 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
                 if deb.suite != carried.suite.host_suite and deb.name not in amd_names:
                     dist_path = f"{rocm_root(release)}/dists/{codename}"
                     copies[(dist_path, deb.path.name)] = (deb.path, www / rocm_root(release) / "pool/main")
+    for driver in DRIVER_LINES:
+        root = amdgpu_line_root(driver)
+        for codename in CODENAMES:
+            for spec in amd_packages.driver_line_packages(driver, codename):
+                jobs.append((f"{root}/dists/{codename}", spec, www / root / "pool/main"))
+    _core_sdk_jobs(www, tools, tool_debs, jobs, copies, cache)
     for suite in debian_suites():
         dist_path = f"debian/dists/{suite}"
         jobs.append((dist_path, distro.kernel_headers_package(kernel), www / "debian/pool/main"))
@@ -251,7 +336,7 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
 
     def build(job: tuple[str, DebSpec, Path]) -> tuple[str, str]:
         dist_path, spec, pool = job
-        deb = build_deb(spec, pool / pool_dir(spec.name) / spec.name)
+        deb = build_deb_cached(spec, pool / pool_dir(spec.name) / spec.name, cache and cache / "built")
         return dist_path, archive.package_stanza(deb, www / dist_path.split("/dists/", 1)[0], spec.control())
 
     def copy(item: tuple[tuple[str, str], tuple[Path, Path]]) -> tuple[str, str]:
@@ -275,6 +360,37 @@ def _build_tree(www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel:
     shutil.copy2(signing.public_key(signing.DISTRO_KEY), www / DISTRO_KEY_PATH)
     shutil.copy2(signing.public_key(signing.WRONG_KEY), www / WRONG_KEY_PATH)
     return indexes
+
+
+def _core_sdk_jobs(
+    www: Path,
+    tools: dict[str, amd_packages.Tools],
+    tool_debs: dict[str, list[distro.DebianDeb]],
+    jobs: list[tuple[str, DebSpec, Path]],
+    copies: dict[tuple[str, str], tuple[Path, Path]],
+    cache: Path | None = None,
+) -> None:
+    """The ROCm Core SDK repositories: every release's packages per directory, and what the host release lacks."""
+    amd_smi: dict[str, tuple[dict, str] | None] = {}
+    for directory, host_suite in CORE_SDK_DIRS.items():
+        root = core_sdk_root(directory)
+        dist_path = f"{root}/dists/{CORE_SDK_SUITE}"
+        pool = www / root / "pool/main"
+        for release in CORE_SDK_RELEASES:
+            suite = release.tool_suite(directory)
+            if suite.host_suite != host_suite:
+                raise ValueError(
+                    f"ROCm {release.version} on {directory}: Debian {suite.suite}'s tools run on {suite.host_suite}"
+                )
+            if suite.suite not in amd_smi:
+                deb = next((d.path for d in tool_debs[suite.suite] if d.name == "amd-smi"), None)
+                amd_smi[suite.suite] = core_sdk.amd_smi_files(deb, cache) if suite.amd_smi and deb else None
+            specs = core_sdk.release_packages(release, directory, tools[suite.suite], amd_smi[suite.suite])
+            jobs += [(dist_path, spec, pool) for spec in specs]
+            # As for the legacy releases: a newer generation brings what the host release lacks; no rocm-smi.
+            for deb in tool_debs[suite.suite]:
+                if deb.suite != host_suite and deb.name not in core_sdk.NOT_SERVED:
+                    copies[(dist_path, deb.path.name)] = (deb.path, pool)
 
 
 # Faults ---------------------------------------------------------------------------
@@ -308,6 +424,10 @@ def _publish(info: MirrorInfo, indexes: dict[str, list[str]], fault: str | None)
             served_key.write_text(signer.export([signing.ROCM_KEY, signing.ROCM_NEXT_KEY]))
         else:
             shutil.copy2(signing.public_key(signing.ROCM_KEY), served_key)
+        # The ROCm Core SDK's own key, armored as AMD serves it; no fault of the legacy key touches it.
+        core_key = info.www / CORE_SDK_KEY_PATH
+        core_key.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(signing.public_key(signing.AMDROCM_KEY), core_key)
         for dist in dists():
             stanzas = [s for s in indexes[dist.path] if archive.stanza_package(s) != missing]
             key = amd_key if amd_key and dist.key == signing.ROCM_KEY else None

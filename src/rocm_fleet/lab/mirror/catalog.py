@@ -313,6 +313,118 @@ def component_packages(release: RocmRelease) -> list[str]:
 
 
 def tool_suites_in_use() -> list[ToolSuite]:
-    """Every tool generation some release carries, in a stable order."""
+    """Every tool generation some release carries (legacy and ROCm Core SDK), in a stable order."""
     names = {release.tool_suite(codename).suite for release in RELEASES for codename in CODENAMES}
+    names |= {release.tool_suite(directory).suite for release in CORE_SDK_RELEASES for directory in CORE_SDK_DIRS}
     return [TOOL_SUITES[name] for name in TOOL_SUITES if name in names]
+
+
+# The amdgpu 31.x driver lines, served beside the releases' own drivers in the same layout
+# (amdgpu/<line>/ubuntu <codename> main, the legacy key). AMD pairs 31.40 with ROCm 7.14 and 31.50
+# with 10.0.0 (AMD's 7.14.0 and 10.0.0 install pages). Module versions: 6.19.14 "(packaged release
+# 31.40)" (ROCm/gpu-operator#610) and 7.1.3 (AMD's 10.0.0 page: "amdgpu version: 7.1.3.31500000").
+# Builds: third-party, not confirmed by AMD: 2364437 (31.40, code index id 59748565568) and 2390945
+# (31.50, amdgpu-install_31.50.0.0.31500000-2390945.24.04_all.deb, code index id 69469353324).
+# They are no release's driver here: kernel_packages' "bad" kernel stays relative to the legacy
+# releases' drivers, as before.
+DRIVER_LINES = (
+    driver_line("31.40", "6.19.14", 2364437),
+    driver_line("31.50", "7.1.3", 2390945),
+)
+
+
+# ROCm Core SDK 10.x ------------------------------------------------------------------------------
+#
+# AMD's 10.x stream, built by TheRock (research: shared core-sdk-10 notes, sections 2, 3, 5, 7):
+# one repository for every 10.x release, rocm/core/packages/<dir>/ with dists/stable (Suite and
+# Codename "stable"), component main, amd64, signed with its own key (served armored at
+# rocm/gpg/packages.gpg; AMD's page dearmors it into /etc/apt/keyrings/amdrocm.gpg). The version is
+# in the package names (series = major.minor: amdrocm10.0-gfx942, amdrocm10.1-gfx942), so releases
+# install side by side under /opt/rocm/core-<series>, and amdrocm-core's postinst makes the newest
+# the default with update-alternatives (core, core-<major>, rocm-bin, rocm-lib, ..., /usr/bin/<tool>).
+# ROCm SMI is gone ("As of ROCm 10.0, ROCm SMI is no longer included in TheRock builds").
+#
+# How the lab's stand-in differs from AMD's packages (each also said where it is built):
+# * Contents: only rocminfo/rocm_agent_enumerator and amd-smi are real software, Debian's of a
+#   generation (Debian 13: forky's amd-smi 27.1, Debian package 10.1, and rocminfo 7.2.4; Debian 12:
+#   bookworm's rocminfo 5.2.3 and no amd-smi, since forky's need glibc 2.38 and Debian 12 packages
+#   none); the rest are placeholders with AMD's names and dependency shape. AMD's packages are
+#   self-contained (sysdeps bundled); the lab's depend on Debian's libraries (libamd-smi27,
+#   libhsa-runtime64-1, ...), served with the repository where the host release lacks them.
+# * amd-smi reports the Debian build's own version (27.1.x); AMD's 10.0.0 ships AMD SMI 27.0.0.
+# * The package set is a subset of AMD's: per release amdrocm-sysdeps, -llvm, -runtime, -base,
+#   -amdsmi, -opencl, -runtime-dev, -llvm-dev, -developer-tools (without AMD's profiler, debugger,
+#   emulation and rdc packages) and per GPU target (and for every target) amdrocm-blas (the one
+#   device library), amdrocm-core, amdrocm, amdrocm-core-dev, amdrocm-core-sdk.
+# * Versions: <release>-<build> as TheRock writes them (build_package.py --version-suffix); the
+#   builds are modelled. Release files: Origin/Label "stable.repo.amd.com" (modelled).
+# * Legacy guard: AMD's packages (TheRock @ 89553ce3: no preinst, no Conflicts in package.json)
+#   do not stop an install beside the legacy stream, whose /opt/rocm is an update-alternatives
+#   link: dpkg would unpack /opt/rocm/core-10.x through that link into /opt/rocm-<legacy>/ and the
+#   10.x install would vanish with the legacy one. The lab's packages refuse instead (a preinst,
+#   scripts.amdrocm_preinst) with AMD's words, "If you have ROCm 7.2.4 or older installed, please
+#   uninstall it before proceeding." That refusal is the lab's, not AMD's.
+# * AMD's -devel postinst (the MIOpenDriver alternative) is not reproduced: no MIOpenDriver is served.
+# * The alternatives scripts are AMD's (rendered for a deb, the long comment shortened) and keep AMD's
+#   behaviour: every GPU-target variant of amdrocm-core<S> carries them, so removing one variant removes
+#   the release's alternatives while another variant of it stays installed, as with AMD's packages.
+#   The same version string is served in debian12 and debian13 (TheRock's versions carry no OS part).
+# AMD's directory -> the Debian release of the hosts that register it.
+CORE_SDK_DIRS = {"debian12": "bookworm", "debian13": "trixie"}
+CORE_SDK_SUITE = "stable"
+CORE_SDK_ORIGIN = "stable.repo.amd.com"  # modelled: the origin of AMD's 10.x Release files is not known
+# The GPU targets of the lab's hardware profiles (src/rocm_fleet/hardware/profiles: gfx90a, gfx942,
+# gfx1100; the RX 6700 XT's gfx1031 runs as gfx1030, which AMD builds) plus gfx950 (MI350X/MI355X in
+# the collection's GPU catalog); AMD builds 15 (gfx950 ... gfx1153), the lab serves these.
+CORE_SDK_TARGETS = ("gfx950", "gfx942", "gfx90a", "gfx1100", "gfx1030")
+# A target the lab's hardware reports that AMD builds no package for -> the target it runs as.
+CORE_SDK_TARGET_OF = {"gfx1031": "gfx1030"}
+
+
+@dataclass(frozen=True)
+class CoreSdkRelease:
+    """One ROCm Core SDK release: its packages carry the series (10.0) in their names."""
+
+    version: str  # "10.0.0"
+    build: int  # modelled: the -<build> of <release>-<build>
+    amd_smi: str  # the AMD SMI version AMD ships with it (its changelog); the lab's amd-smi is Debian's
+    driver: str  # the amdgpu driver line AMD pairs it with (DRIVER_LINES)
+    # AMD directory -> the Debian tool generation its packages carry
+    tools: dict[str, str] = field(default_factory=lambda: {"debian12": "bookworm", "debian13": "forky"})
+
+    @property
+    def numbers(self) -> tuple[int, int, int]:
+        major, minor, patch = (int(part) for part in self.version.split("."))
+        return major, minor, patch
+
+    @property
+    def series(self) -> str:
+        """major.minor, the version in the package names (TheRock packaging_utils.update_package_name)."""
+        return ".".join(self.version.split(".")[:2])
+
+    @property
+    def prefix(self) -> str:
+        """/opt/rocm/core-<series> (TheRock build_package.py; AMD's transition guide: /opt/rocm/core-10.0)."""
+        return f"/opt/rocm/core-{self.series}"
+
+    @property
+    def deb_version(self) -> str:
+        return f"{self.version}-{self.build}"
+
+    @property
+    def altscore(self) -> int:
+        """The version part of AMD's update-alternatives priority (amdrocm-core-postinst.j2), before the
+        install time: priority = altscore * 1000000 + (now - 1600000000) // 60."""
+        major, minor, patch = self.numbers
+        return ((major - 3) * 14 + minor) * 14 + patch
+
+    def tool_suite(self, directory: str) -> ToolSuite:
+        return TOOL_SUITES[self.tools[directory]]
+
+
+CORE_SDK_RELEASES = (
+    # AMD SMI 27.0.0 (docs-10.0.0 changelog), driver 31.50 (the 10.0.0 install page's driver links).
+    CoreSdkRelease("10.0.0", 4, "27.0.0", "31.50"),  # build modelled (runfile rocm-installer-10.0.0-4.run)
+    # AMD SMI 27.1.0 (docs-10.1.0 changelog); the driver that of 10.0.0 (inferred).
+    CoreSdkRelease("10.1.0", 1, "27.1.0", "31.50"),  # build modelled
+)

@@ -9,8 +9,10 @@ of them in the lab's tests, so a malformed archive fails there.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
+import shutil
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -118,6 +120,46 @@ def deb_bytes(spec: DebSpec) -> bytes:
         + _ar_member("control.tar.gz", _tar_gz(control))
         + _ar_member("data.tar.gz", _tar_gz(data))
     )
+
+
+# A package whose payload is at least this large is built once and kept (build_deb_cached): gzip is
+# what costs, and the same spec always makes the same bytes.
+CACHED_PAYLOAD = 256 * 1024
+
+
+def _payload_size(spec: DebSpec) -> int:
+    return sum(len(c[1] if isinstance(c, tuple) else c) for c in spec.files.values())
+
+
+def spec_digest(spec: DebSpec) -> str:
+    """What decides a package's bytes: its control, scripts, files (with modes) and links."""
+    digest = hashlib.sha256(spec.control().encode())
+    for name, text in sorted(spec.scripts.items()):
+        digest.update(f"\0script {name}\0".encode() + text.encode())
+    for path, content in sorted(spec.files.items()):
+        mode, body = content if isinstance(content, tuple) else (0o644, content)
+        digest.update(f"\0file {path} {mode:o} {len(body)}\0".encode() + body)
+    for path, target in sorted(spec.symlinks.items()):
+        digest.update(f"\0link {path} {target}\0".encode())
+    return digest.hexdigest()[:24]
+
+
+def build_deb_cached(spec: DebSpec, out_dir: Path, cache: Path | None) -> Path:
+    """build_deb, taking a large package from ``cache`` (by spec_digest) where an earlier build left it."""
+    if cache is None or _payload_size(spec) < CACHED_PAYLOAD:
+        return build_deb(spec, out_dir)
+    cached = cache / f"{spec.name}_{spec_digest(spec)}.deb"
+    if not cached.is_file():
+        built = build_deb(spec, cache)
+        os.replace(built, cached)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / spec.filename
+    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
+    os.close(handle)
+    shutil.copyfile(cached, partial)
+    os.chmod(partial, 0o644)
+    os.replace(partial, target)
+    return target
 
 
 def build_deb(spec: DebSpec, out_dir: Path) -> Path:

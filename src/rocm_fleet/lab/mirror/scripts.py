@@ -218,3 +218,197 @@ case "$1" in
 esac
 exit 0
 """
+
+
+# ROCm Core SDK 10.x ---------------------------------------------------------------------------
+# amdrocm-core's postinst and prerm are AMD's templates (TheRock
+# build_tools/packaging/linux/template/scripts/amdrocm-core-{postinst,prerm}.j2 @ 89553ce3) rendered
+# as TheRock renders them for a deb (target "deb", install_prefix, version_major/minor/patch). The
+# binaries list is AMD's, rocm-smi included: AMD's script skips a binary its prefix lacks ("not found,
+# but that is OK"), and no 10.x package carries rocm-smi.
+AMDROCM_BINARIES = (
+    "hipcc hipconfig hipify-clang rocminfo amd-smi rocm_agent_enumerator rocm-smi rocprofv3 rocprofv3-avail"
+    " rocgdb rocpd amdclang amdclang++ amdclang-cl amdclang-cpp amdflang amdlld"
+)
+# The /opt/rocm links amdrocm-core's postinst registers: (link under /opt/rocm, alternative, path under the prefix).
+AMDROCM_DIRECTORY_LINKS = (
+    ("bin", "rocm-bin", "bin"),
+    ("lib", "rocm-lib", "lib"),
+    ("include", "rocm-include", "include"),
+    ("llvm", "rocm-llvm", "llvm"),
+    ("amdgcn", "rocm-amdgcn", "amdgcn"),
+    ("libexec", "rocm-libexec", "libexec"),
+    ("share", "rocm-share", "share"),
+)
+
+_IS_DEBIAN_LIKE = """is_debian_like() {
+    local id_like="$1"
+    case " $id_like " in
+        (*" debian "*|*" ubuntu "*)
+            return 0
+            ;;
+        (*)
+            return 1
+            ;;
+    esac
+}"""
+
+
+def amdrocm_core_postinst(version: str, prefix: str) -> str:
+    major, minor, patch = (int(part) for part in version.split("."))
+    return f"""#!/bin/bash
+
+{_IS_DEBIAN_LIKE}
+
+do_update_alternatives(){{
+    # skip update if program doesn't exist
+    command -v update-alternatives >/dev/null || return 0
+    local binaries altscore now
+    now=$(date -u +%s)          # Number of seconds since 1 Jan 1970
+
+    # Build up a score. It needs to fit in 32 bits
+    altscore=$(({major} - 3))
+    altscore=$((altscore * 14 + {minor})) # Allow up to 14 minor
+    altscore=$((altscore * 14 + {patch})) # Allow up to 14 patch
+
+    # Minutes since Sep 13 12:26:40 2020: the newest install of one version wins.
+    altscore=$((altscore*1000000+(now-1600000000)/60))
+
+    binaries=( {AMDROCM_BINARIES} )
+
+    PKG_INSTALL_PREFIX={prefix}
+
+    # Install /opt/rocm/core soft link
+    update-alternatives --install "/opt/rocm/core" "core" "$PKG_INSTALL_PREFIX" "$altscore"
+    update-alternatives --install "/opt/rocm/core-{major}" "core-{major}" "$PKG_INSTALL_PREFIX" "$altscore"
+
+    # Install /opt/rocm/bin, /opt/rocm/lib, and /opt/rocm/include soft links
+    update-alternatives --install "/opt/rocm/bin" "rocm-bin" "$PKG_INSTALL_PREFIX/bin" "$altscore"
+    update-alternatives --install "/opt/rocm/lib" "rocm-lib" "$PKG_INSTALL_PREFIX/lib" "$altscore"
+    update-alternatives --install "/opt/rocm/include" "rocm-include" "$PKG_INSTALL_PREFIX/include" "$altscore"
+
+    # Install /opt/rocm/llvm, /opt/rocm/amdgcn, /opt/rocm/libexec, and /opt/rocm/share soft links
+    update-alternatives --install "/opt/rocm/llvm" "rocm-llvm" "$PKG_INSTALL_PREFIX/llvm" "$altscore"
+    update-alternatives --install "/opt/rocm/amdgcn" "rocm-amdgcn" "$PKG_INSTALL_PREFIX/amdgcn" "$altscore"
+    update-alternatives --install "/opt/rocm/libexec" "rocm-libexec" "$PKG_INSTALL_PREFIX/libexec" "$altscore"
+    update-alternatives --install "/opt/rocm/share" "rocm-share" "$PKG_INSTALL_PREFIX/share" "$altscore"
+
+    for i in "${{binaries[@]}}"
+    do
+        # No obvious recover strategy if things fail
+        # No manual or other slave pages to install
+        if [ -e $PKG_INSTALL_PREFIX/bin/"$i" ]
+        then
+            update-alternatives --install /usr/bin/"$i" "$i" \\
+                                $PKG_INSTALL_PREFIX/bin/"$i" "$altscore"
+        else
+            echo "$PKG_INSTALL_PREFIX/bin/$i not found, but that is OK" >&2
+        fi
+    done
+    true
+}}
+
+if [ -e /etc/os-release ] && source /etc/os-release && is_debian_like "${{ID_LIKE:-$ID}}"
+then
+    case "$1" in
+       (configure)
+       do_update_alternatives
+       ;;
+       (abort-upgrade|abort-remove|abort-deconfigure)
+           echo "$1"
+       ;;
+       (*)
+          exit 0
+       ;;
+    esac
+else
+    do_update_alternatives
+fi
+"""
+
+
+def amdrocm_core_prerm(version: str, prefix: str) -> str:
+    major = int(version.split(".")[0])
+    return f"""#!/bin/bash
+
+binaries=( {AMDROCM_BINARIES} )
+
+{_IS_DEBIAN_LIKE}
+
+do_update_alternatives(){{
+    # skip update if program doesn't exist
+    command -v update-alternatives >/dev/null || return 0
+
+    PKG_INSTALL_PREFIX={prefix}
+
+    for i in "${{binaries[@]}}"
+    do
+        update-alternatives --remove "$i" \\
+            "$PKG_INSTALL_PREFIX/bin/$i" || true
+    done
+
+    # Remove /opt/rocm/core soft link
+    update-alternatives --remove "core" "$PKG_INSTALL_PREFIX" || true
+    update-alternatives --remove "core-{major}" "$PKG_INSTALL_PREFIX" || true
+
+    # Remove /opt/rocm/bin, /opt/rocm/lib, and /opt/rocm/include soft links
+    update-alternatives --remove "rocm-bin" "$PKG_INSTALL_PREFIX/bin" || true
+    update-alternatives --remove "rocm-lib" "$PKG_INSTALL_PREFIX/lib" || true
+    update-alternatives --remove "rocm-include" "$PKG_INSTALL_PREFIX/include" || true
+
+    # Remove /opt/rocm/llvm, /opt/rocm/amdgcn, /opt/rocm/libexec, and /opt/rocm/share  soft links
+    update-alternatives --remove "rocm-llvm" "$PKG_INSTALL_PREFIX/llvm" || true
+    update-alternatives --remove "rocm-amdgcn" "$PKG_INSTALL_PREFIX/amdgcn" || true
+    update-alternatives --remove "rocm-libexec" "$PKG_INSTALL_PREFIX/libexec" || true
+    update-alternatives --remove "rocm-share" "$PKG_INSTALL_PREFIX/share" || true
+}}
+
+if [ -e /etc/os-release ] && source /etc/os-release && is_debian_like "${{ID_LIKE:-$ID}}"
+then
+   case "$1" in
+       (remove|upgrade)
+           do_update_alternatives
+       ;;
+       (purge)
+           # nothing to do
+       ;;
+       (*)
+           exit 0
+       ;;
+   esac
+else
+    do_update_alternatives
+fi
+"""
+
+
+LEGACY_REFUSAL = "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding."
+
+
+def amdrocm_preinst(prefix: str) -> str:
+    """The lab's guard (AMD's packages have no preinst): refuse to unpack beside the legacy stream.
+
+    The legacy rocm-core makes /opt/rocm an update-alternatives link to /opt/rocm-<release>; dpkg
+    would unpack <prefix> through it into the legacy tree. So while an AMD rocm-core* package is
+    installed (in any state but not-installed or config-files) or /opt/rocm is a link, it fails.
+    """
+    return f"""#!/bin/sh
+# rocm-fleet lab: refuse to install beside the legacy ROCm stream (AMD's packages carry no preinst;
+# AMD's install pages say: "{LEGACY_REFUSAL}").
+set -e
+case "$1" in
+    install|upgrade) ;;
+    *) exit 0 ;;
+esac
+legacy=$(dpkg-query -W -f '${{db:Status-Abbrev}} ${{Package}} ${{Maintainer}}\\n' 'rocm-core*' 2>/dev/null \\
+    | awk '$1 !~ /^.[nc]/ && /@amd\\.com/ {{print $2}}' | tr '\\n' ' ')
+if [ -n "$legacy" ] || [ -L /opt/rocm ]; then
+    found=${{legacy:-/opt/rocm -> $(readlink /opt/rocm)}}
+    echo "${{DPKG_MAINTSCRIPT_PACKAGE:-amdrocm}}: the legacy ROCm stream is installed ($found)." >&2
+    echo "{LEGACY_REFUSAL}" >&2
+    echo "The ROCm Core SDK installs into {prefix} and needs /opt/rocm to be a directory, not the legacy" >&2
+    echo "stream's /opt/rocm link; remove the legacy packages (apt autoremove rocm-core<release> ...) first." >&2
+    exit 1
+fi
+exit 0
+"""

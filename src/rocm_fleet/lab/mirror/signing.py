@@ -23,12 +23,15 @@ FINGERPRINTS = {
     "distro-lab": "3E760FC66248B784C4AC076BE5EC761947D90E0A",
     "wrong-lab": "FE2E5E8D5C94865FFB27E7FFA4C5A27761A178A5",
     "rocm-next-lab": "5A2413C48C8A7F5DE7BB72E41A59AF35C3B49428",
+    "amdrocm-lab": "0AF0F0543594E3BFEC48725D1A340DEC657D9791",
 }
 ROCM_KEY = "rocm-lab"
 DISTRO_KEY = "distro-lab"
 WRONG_KEY = "wrong-lab"
 # The ROCm key the mirror moves to in the key-rotation state (docs/lab-mirror.md).
 ROCM_NEXT_KEY = "rocm-next-lab"
+# The ROCm Core SDK 10.x repository's key (rocm/core/packages), AMD's other key: served as rocm/gpg/packages.gpg.
+AMDROCM_KEY = "amdrocm-lab"
 
 
 class LabKeysMissing(RuntimeError):
