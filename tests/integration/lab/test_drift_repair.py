@@ -80,7 +80,7 @@ def test_each_broken_item_is_reported_repaired_by_site_yml_and_clean_afterwards(
                             r" link", message)
         assert release, (host, message)
         assert message.startswith(f"/opt/rocm points to {target.format(release=release[1])}, expected"
-                                  " /etc/alternatives/rocm: the rocm alternative, which selects"), (host, message)
+                                  " /etc/alternatives/rocm: the alternative that selects"), (host, message)
         before = re.escape(target.format(release=release[1]))
         assert re.search(rf"-\s+src: {before}\n\+\s+src: /etc/alternatives/rocm\n", check_run.output), host
 
