@@ -32,7 +32,8 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.streams i
 def rocm_stream_plan(releases, default, facts, manager, usecases, targets=None, all_targets=False, extras=None,
                      mirrors=None, mirror_required=False, driver_repository=False, extra_packages=None):
     extras = extras or {}
-    empty = {"registrations": [], "keys": {}, "packages": {}, "roots": {}, "defaults": [], "tools": [], "streams": [],
+    empty = {"registrations": [], "keys": {}, "packages": {}, "roots": {}, "defaults": [], "default_links": [],
+             "tools": [], "streams": [],
              "stream": None, "title": None, "apt_pin": False, "retired": [], "known_keys": [], "all_keyrings": []}
     try:
         streams, keys = release_streams(extras.get("streams"), extras.get("keys"))

@@ -492,6 +492,9 @@ def host_plan(streams, keys, matrix, releases, default, host, manager, usecases,
                                                all_targets) for release in releases},
         "roots": {release: install_root(streams, matrix, release) for release in releases},
         "defaults": default_links(streams, matrix, default),
+        # The links update-alternatives keeps at each choice's link, which a person can replace by hand.
+        "default_links": [{"path": item["link"], "target": "/etc/alternatives/%s" % item["alternative"]}
+                          for item in default_links(streams, matrix, default)],
         "tools": stream_tools(streams, matrix, default),
         "apt_pin": any(stream_of(streams, matrix, release)[1].get("apt_pin") for release in releases),
         "retired": retired_paths(streams, found, manager),

@@ -98,6 +98,10 @@ def _expanded(raw):
     if raw["kind"] == "package" and isinstance(raw.get("releases"), dict):
         base = dict((key, value) for key, value in raw.items() if key != "releases")
         return [dict(base, release="ROCm %s" % release, names=names) for release, names in raw["releases"].items()]
+    # {kind: file, paths: [/a, /b]}: one file per path (what a release stream no longer uses, say).
+    if raw["kind"] == "file" and isinstance(raw.get("paths"), list):
+        base = dict((key, value) for key, value in raw.items() if key != "paths")
+        return [dict(base, path=path) for path in raw["paths"]]
     # {kind: file, directory: /etc/x, name: [a, b]}: one file per name in the directory.
     if raw["kind"] == "file" and raw.get("directory") and raw.get("name") is not None:
         base = dict((key, value) for key, value in raw.items() if key != "directory")
