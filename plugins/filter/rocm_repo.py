@@ -74,7 +74,7 @@ def _key_bytes(text):
     return text if isinstance(text, bytes) else str(text or "").encode("utf-8", "surrogateescape")
 
 
-def rocm_signing_key_pins(value, lab_fingerprints=(), lab=False, variable="repo_signing_key_fingerprint"):
+def rocm_signing_key_pins(value, lab_fingerprints=(), lab=False, variable="repo_signing_keys"):
     """{pins, lab_pins, problem} of a pinned fingerprint or list (signing_key_pins.pin_decision)."""
     return pin_decision(value, lab_fingerprints or (), bool(lab), variable)
 
@@ -107,7 +107,7 @@ def rocm_repo_keys(plan_keys, settings, lab_fingerprints=(), lab=False, known=()
     return keys
 
 
-def rocm_signing_key_verdict(text, pins, variable="repo_signing_key_fingerprint"):
+def rocm_signing_key_verdict(text, pins, variable="repo_signing_keys"):
     """{fingerprints, problem} of the key ``text`` under the pinned fingerprints ``pins``."""
     return key_verdict(_key_bytes(text), list(pins or []), variable)
 

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which repository signing keys a host may trust: the decisions the repo role and compliance share.
 
-``repo_signing_key_fingerprint`` pins one fingerprint or a list of them (the current
+``repo_signing_keys.<key>.fingerprints`` pins one fingerprint or a list of them (the current
 key and the next one while a repository rotates its key). A key file or keyring is
 trusted when every key in it is pinned: one that also carries an unpinned key is
 refused whole, because apt's Signed-By and dnf's gpgkey trust every key of the file.
@@ -25,7 +25,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.repo.openpgp impor
 
 # v4 fingerprints are 40 hex digits (SHA-1), v5 and v6 ones 64 (SHA-256).
 _FINGERPRINT = re.compile(r"^(?:[0-9A-F]{40}|[0-9A-F]{64})$")
-_VARIABLE = "repo_signing_key_fingerprint"
+_VARIABLE = "repo_signing_keys"
 
 
 def pin_decision(value, lab_fingerprints=(), lab=False, variable=_VARIABLE):

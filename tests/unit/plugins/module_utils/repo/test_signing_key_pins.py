@@ -43,7 +43,7 @@ def test_one_fingerprint_or_a_list(value, pins):
     ("value", "says"),
     [
         ("", "'' is not an OpenPGP fingerprint"),
-        ([], "repo_signing_key_fingerprint is empty"),
+        ([], "repo_signing_keys is empty"),
         (AMD[:-1], "is not an OpenPGP fingerprint (40 or 64 hex digits"),
         ([AMD, "rocm.gpg.key"], "'rocm.gpg.key' is not an OpenPGP fingerprint"),
         ([AMD, 42], "42 is not an OpenPGP fingerprint"),
@@ -61,7 +61,7 @@ def test_a_lab_key_is_refused_outside_the_lab():
     decision = pin_decision([AMD, CURRENT], lab_fingerprints=[CURRENT, NEXT], lab=False)
     assert decision["lab_pins"] == [CURRENT]
     assert decision["problem"].startswith(
-        "repo_signing_key_fingerprint lists %s, a signing key of the rocm-fleet lab, whose secret half is published"
+        "repo_signing_keys lists %s, a signing key of the rocm-fleet lab, whose secret half is published"
         % CURRENT)
     assert "only the lab's own inventory (inventory/lab) may pin it, and it says so with repo_lab: true" in (
         decision["problem"])
@@ -72,9 +72,9 @@ def test_every_key_of_a_file_must_be_pinned():
     assert keyring_problem([CURRENT], [CURRENT, NEXT]) is None
     assert keyring_problem([CURRENT, NEXT], [CURRENT, NEXT]) is None
     assert keyring_problem([CURRENT, NEXT], [CURRENT]) == (
-        "holds %s, which repo_signing_key_fingerprint does not list (it lists %s)" % (NEXT, CURRENT))
+        "holds %s, which repo_signing_keys does not list (it lists %s)" % (NEXT, CURRENT))
     assert keyring_problem([WRONG], [CURRENT, NEXT]) == (
-        "holds %s, which repo_signing_key_fingerprint does not list (it lists %s, %s)" % (WRONG, CURRENT, NEXT))
+        "holds %s, which repo_signing_keys does not list (it lists %s, %s)" % (WRONG, CURRENT, NEXT))
     assert keyring_problem([], [CURRENT]) == "holds no key"
 
 
