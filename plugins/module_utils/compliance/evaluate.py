@@ -34,6 +34,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.schema 
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.udev import (
     check_device_acl,
+    check_udev_open_rules,
     check_udev_uaccess,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.system import (
@@ -68,6 +69,7 @@ CHECKERS = {
     "group_unlisted": check_group_unlisted,
     "udev_uaccess": check_udev_uaccess,
     "device_acl": check_device_acl,
+    "udev_open_rules": check_udev_open_rules,
 }
 if set(CHECKERS) != set(KIND_FIELDS):  # a programming error: fail at import, also under python -O
     raise AssertionError("every kind with a schema needs a checker (and every checker a schema): %s"

@@ -139,6 +139,14 @@ KIND_FIELDS = {
         "globs": _field(LIST, REQUIRED),
         "vendor": _field(STR, "0x1002"),
     },
+    # No udev rules file besides the role's own gives every user /dev/kfd or an AMD render node (compliance.udev).
+    "udev_open_rules": {
+        "dirs": _field(LIST, ["/etc/udev/rules.d", "/run/udev/rules.d"]),
+        "keep": _field(LIST, []),
+        "kfd_mode": _field(STR, "0660"),
+        "render_mode": _field(STR, "0660"),
+        "vendor": _field(STR, "0x1002"),
+    },
     # Members of a group whom the inventory does not list: a warning, or a failure when exclusive.
     "group_unlisted": {
         "group": _field(STR, REQUIRED),

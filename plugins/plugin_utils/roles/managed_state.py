@@ -39,6 +39,10 @@ KINDS = {
                      lambda o: "%s (the distribution's uaccess rules without the AMD render nodes)" % o["path"]),
     # No ACL entry on the GPU device nodes (a seat user's grant from before the mask).
     "device_acl": (("globs",), {"vendor": "0x1002"}, lambda o: "no ACL on %s" % ", ".join(o["globs"])),
+    # No other udev rules file gives every user the GPU nodes (AMD's 70-amdgpu.rules); checked, and the
+    # access role removes a file whose every rule does.
+    "udev_open_rules": (("dirs", "keep"), {"vendor": "0x1002"},
+                        lambda o: "no udev rule in %s opens the GPU nodes to every user" % ", ".join(o["dirs"])),
     "kernel_cmdline": (("params",), {}, lambda o: "boot parameters %s" % " ".join(o["params"])),
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
     # fingerprints: every key the keyring may hold (the current and the next key during a rotation).
@@ -210,6 +214,8 @@ def _checks(obj):
                  None)]
     if kind == "device_acl":
         return [("device_acl", {"globs": obj["globs"], "vendor": obj["vendor"]}, None)]
+    if kind == "udev_open_rules":
+        return [("udev_open_rules", _picked(obj, ("dirs", "keep", "kfd_mode", "render_mode", "vendor")), None)]
     if kind == "kernel_cmdline":
         expect = {"params": obj["params"]}
         if obj.get("grub_file"):

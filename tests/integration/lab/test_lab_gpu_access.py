@@ -9,6 +9,10 @@
   no driver behind them, so that open fails with another errno, or succeeds).
 - An unlisted member of render and a seat-style ACL each let that user in; drift reports them
   (ROCM-ACCESS-002, ROCM-ACCESS-008) until site.yml takes them away, and the user is refused again.
+- AMD's alternative to the groups, its 70-amdgpu.rules (MODE="0666" on kfd and renderD*), dropped on a converged
+  host: the lab's udev trigger and the real udev both keep the nodes at the role's mode (its MODE:= comes later and
+  is final), drift still fails ROCM-ACCESS-004 naming the file and mode, site.yml removes the file, and a second
+  site.yml changes nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ import yaml
 from fleet_testing.lab_drift import drift, failed_checks
 from fleet_testing.lab_helpers import REPO
 from fleet_testing.lab_site import run_playbook
-from fleet_testing.provision_lab import CREATED_USER, authorize_login_key, login_session, revoke_login_key, sudo
+from fleet_testing.provision_lab import (
+    CREATED_USER,
+    _quote,
+    authorize_login_key,
+    login_session,
+    revoke_login_key,
+    sudo,
+)
 from fleet_testing.udev_judge import parse
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -122,3 +133,56 @@ def test_only_listed_users_open_the_gpus_and_a_way_around_is_drift_until_site_ym
     assert set(opens(lab, HOST, outsider).values()) == {"EACCES"}
     code, report, result = drift(tmp_path / "repaired", "--limit", HOST)
     assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-2000:])
+
+
+# AMD's "Configure permissions for GPU access" (ROCm 10.0.0 install page,
+# https://rocm.docs.amd.com/en/latest/install/rocm.html): its alternative to group membership, verbatim.
+AMD_RULES_FILE = "/etc/udev/rules.d/70-amdgpu.rules"
+AMD_RULES = """KERNEL=="kfd", GROUP="render", MODE="0666"
+SUBSYSTEM=="drm", KERNEL=="renderD*", GROUP="render", MODE="0666"
+"""
+
+
+# "NODE MODE" of /dev/kfd and each AMD render node, as the host's udev left them.
+NODE_MODES = """stat -c '%n %a' /dev/kfd
+for vendor in /sys/class/drm/renderD*/device/vendor; do
+  if grep -q 0x1002 "$vendor"; then node=${vendor%/device/vendor}; stat -c '%n %a' "/dev/dri/${node##*/}"; fi
+done"""
+
+
+def node_modes(lab, host: str) -> dict[str, int]:
+    return {node: int(mode, 8) for node, mode in (line.split() for line in sudo(lab, host, NODE_MODES).splitlines())}
+
+
+def test_amds_0666_rules_file_is_drift_until_site_yml_removes_it(lab, converged_lab, tmp_path):
+    sudo(lab, HOST, f"printf '%s' {_quote(AMD_RULES)} > {AMD_RULES_FILE}")
+    try:
+        # As udev would on the next boot or driver load: the rules run again for every GPU node.
+        sudo(lab, HOST, "udevadm trigger --subsystem-match=kfd --subsystem-match=drm")
+        modes = node_modes(lab, HOST)
+        wanted = {"/dev/kfd": int(DEFAULTS["access_kfd_mode"], 8)}
+        assert len(modes) > 1 and all(mode == int(DEFAULTS["access_render_mode"], 8) for node, mode in modes.items()
+                                      if node != "/dev/kfd") and modes["/dev/kfd"] == wanted["/dev/kfd"], modes
+        # The real udev agrees: the role's MODE:= is the last word on the AMD nodes.
+        verdict = udevadm_test(lab, HOST, "/sys/class/kfd/kfd")
+        assert verdict.mode == wanted["/dev/kfd"] and any("70-amdgpu.rules" in line for line in verdict.applied), (
+            verdict.applied)
+
+        code, report, result = drift(tmp_path / "amd", "--limit", HOST)
+        found = report["hosts"][HOST]
+        assert code == 2 and failed_checks(found) == {"ROCM-ACCESS-004"}, (found["checks"], result.stderr[-2000:])
+        message = " ".join(check["message"] for check in found["checks"]
+                           if check["id"] == "ROCM-ACCESS-004" and check["status"] == "fail")
+        for said in (AMD_RULES_FILE, 'MODE="0666"', "every user", "/dev/kfd", "render nodes",
+                     "site.yml (the access role) removes it"):
+            assert said in message, message
+
+        repair = run_playbook("site.yml", "--limit", HOST)
+        assert repair.returncode == 0, repair.tail()
+        assert sudo(lab, HOST, f"test -e {AMD_RULES_FILE} && echo present || echo gone").strip() == "gone"
+        again = run_playbook("site.yml", "--limit", HOST)
+        assert again.returncode == 0 and again.recap[HOST]["changed"] == 0, again.changed_tasks
+        code, report, result = drift(tmp_path / "repaired", "--limit", HOST)
+        assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-2000:])
+    finally:
+        sudo(lab, HOST, f"rm -f {AMD_RULES_FILE}")
