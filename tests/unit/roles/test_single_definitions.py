@@ -33,6 +33,8 @@ NOT_MANAGED_OBJECTS = {
     ("kernel", "update_default.yml", "Create the reboot marker directory"): "/run markers, emptied by a reboot",
     ("kernel", "update_default.yml", "Record that the host must reboot into the new kernel"):
         "/run markers, emptied by a reboot",
+    ("access", "udev.yml", "Remove udev rules files that open the GPU device nodes to every user"):
+        "the paths the udev_open_rules object's own check found removable (ROCM-ACCESS-004)",
 }
 
 
