@@ -7,11 +7,16 @@
   host's releases (plugin_utils.decision.streams.host_plan), from the built-in release_streams.yml and
   support_matrix.yml combined with their *_extra; a problem comes back as ``problem`` (a sentence naming
   what to do) so a role's preflight reports it before anything changes.
+* rocm_unlisted_release_packages: the installed release packages (rocm-core6.4.1, amdrocm-sysdeps10.0) of the
+  releases a host no longer lists, of any stream: removing them removes those releases.
+* rocm_release_roots: {release: install root} (/opt/rocm-7.2.3, /opt/rocm/core-10.1), for the environment role.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import (
     RocmDataError,
@@ -23,8 +28,10 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.streams i
     StreamError,
     host_os,
     host_plan,
+    install_root,
     mirrored,
     retired_paths,
+    unlisted_release_packages,
     stream_problems,
 )
 
@@ -33,7 +40,7 @@ def rocm_stream_plan(releases, default, facts, manager, usecases, targets=None, 
                      mirrors=None, mirror_required=False, driver_repository=False, extra_packages=None):
     extras = extras or {}
     empty = {"registrations": [], "keys": {}, "packages": {}, "roots": {}, "defaults": [], "default_links": [],
-             "tools": [], "streams": [],
+             "tools": [], "version_file": None, "streams": [],
              "stream": None, "title": None, "apt_pin": False, "retired": [], "known_keys": [], "all_keyrings": []}
     try:
         streams, keys = release_streams(extras.get("streams"), extras.get("keys"))
@@ -60,6 +67,35 @@ def rocm_stream_plan(releases, default, facts, manager, usecases, targets=None, 
         return dict(empty, problem=str(error))
 
 
+def _tables(extras):
+    extras = extras or {}
+    try:
+        streams, _keys = release_streams(extras.get("streams"), extras.get("keys"))
+        return streams, preflight_data(None, extras.get("matrix"), None)[1]
+    except RocmDataError as error:
+        raise AnsibleFilterError(str(error)) from error
+
+
+def rocm_unlisted_release_packages(installed, releases, extras=None, conflicting=False):
+    """``installed`` (package names, ansible_facts.packages) -> the release packages to remove, sorted; with
+    ``conflicting``, only those of a stream that cannot sit beside the releases' streams."""
+    streams, matrix = _tables(extras)
+    try:
+        return unlisted_release_packages(streams, matrix, list(installed or []), [str(item) for item in releases or []],
+                                         bool(conflicting))
+    except StreamError as error:
+        raise AnsibleFilterError(str(error)) from error
+
+
+def rocm_release_roots(releases, extras=None):
+    """{release: the directory it installs to}; a release no stream knows is an error naming what to do."""
+    streams, matrix = _tables(extras)
+    try:
+        return {str(release): install_root(streams, matrix, str(release)) for release in releases or [] if release}
+    except StreamError as error:
+        raise AnsibleFilterError(str(error)) from error
+
+
 def rocm_mirrored_url(url, mirrors):
     """``url`` through repo_mirrors ({AMD origin: mirror base}): the mirror's where it maps the origin."""
     return mirrored(url, mirrors or {})
@@ -67,4 +103,6 @@ def rocm_mirrored_url(url, mirrors):
 
 class FilterModule(object):
     def filters(self):
-        return {"rocm_stream_plan": rocm_stream_plan, "rocm_mirrored_url": rocm_mirrored_url}
+        return {"rocm_stream_plan": rocm_stream_plan, "rocm_mirrored_url": rocm_mirrored_url,
+                "rocm_unlisted_release_packages": rocm_unlisted_release_packages,
+                "rocm_release_roots": rocm_release_roots}

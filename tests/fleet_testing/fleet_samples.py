@@ -27,7 +27,7 @@ CHECKS = (
     ("ROCM-REPO-001", "the ROCm apt sources point at the mirror", "file", 2),
     ("ROCM-REPO-002", "the ROCm signing key is the pinned one", "file", 2),
     ("ROCM-REPO-003", "apt prefers the pinned ROCm release", "file", 1),
-    ("ROCM-PKG-001", "the pinned ROCm version is the active /opt/rocm", "version", 1),
+    ("ROCM-PKG-001", "the pinned ROCm version is the default release", "version", 1),
     ("ROCM-PKG-002", "the packages of each listed ROCm release are installed", "package", len(PACKAGES)),
     ("ROCM-PKG-003", "amdgpu-dkms of the decided driver line is installed", "package", 1),
     ("ROCM-DRV-001", "amdgpu loaded, at the expected version", "version", 1),

@@ -60,3 +60,12 @@ def gpu_facts(pattern: str, timeout: int = 30) -> dict:
     }
     assert not failed, failed
     return {host: result["ansible_facts"]["gpu"] for host, result in results.items()}
+
+
+def declared_releases(role_default: str) -> dict[str, str]:
+    """{host: ROCm release}: each lab host's preflight_rocm_version as Ansible resolves the inventory, else
+    ``role_default`` (the preflight role's default)."""
+    listing = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(LAB_INVENTORY), "--list"], cwd=REPO,
+                             env=ansible_env(), capture_output=True, text=True, check=True, timeout=120)
+    hostvars = json.loads(listing.stdout)["_meta"]["hostvars"]
+    return {host: str(values.get("preflight_rocm_version", role_default)) for host, values in hostvars.items()}

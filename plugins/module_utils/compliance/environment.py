@@ -272,12 +272,13 @@ def file_override_problems(assignments, needed, gfx_targets=()):
 
 
 def rocm_bin_entries(path_value, rocm_path, release_dir):
-    """The PATH entries that are a ROCm bin directory: /opt/rocm*/bin, <rocm_path>/bin, <release_dir>/bin."""
+    """The PATH entries that are a ROCm bin directory: /opt/rocm*/bin (the legacy stream's releases),
+    /opt/rocm/core*/bin (the Core SDK's), <rocm_path>/bin, <release_dir>/bin."""
     known = set(os.path.normpath(directory) + "/bin" for directory in (rocm_path, release_dir) if directory)
     entries = []
     for entry in (path_value or "").split(":"):
         normalized = os.path.normpath(entry) if entry else ""
-        if normalized in known or re.match(r"^/opt/rocm[^/]*/bin$", normalized):
+        if normalized in known or re.match(r"^/opt/rocm(?:[^/]*|/core[^/]*)/bin$", normalized):
             entries.append(normalized)
     return entries
 

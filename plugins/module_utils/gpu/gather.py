@@ -95,8 +95,15 @@ def read_tool(params, source, warnings, get_bin_path, rocm_bin_dirs):
 
 
 def read_rocm_install(root):
-    """/opt/rocm/.info/version is what rocm-core installs; the link target is the active version."""
-    link = os.path.join(root, "opt/rocm")
+    """The default release: {version, path}, both None where none is installed.
+
+    The legacy stream's /opt/rocm is update-alternatives' link to /opt/rocm-<release>, whose
+    .info/version rocm-core writes (7.2.3-90). The ROCm Core SDK's /opt/rocm is a directory: its
+    default release is the core alternative /opt/rocm/core -> /opt/rocm/core-<series>, whose
+    .info/version holds the release (10.1.0).
+    """
+    base = os.path.join(root, "opt/rocm")
+    link = os.path.join(base, "core") if os.path.lexists(os.path.join(base, "core")) else base
     if not os.path.isdir(link):
         return {"version": None, "path": None}
     version = None

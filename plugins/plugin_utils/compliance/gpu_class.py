@@ -28,7 +28,7 @@ GPU_CHECKS = {
     "topology": ("ROCM-TOPO-001", "GPU links as the class declares them"),
     "numa_affinity": ("ROCM-TOPO-002", "NUMA affinity per GPU"),
     "driver": ("ROCM-DRV-001", "amdgpu loaded, at the expected version"),
-    "rocm_version": ("ROCM-PKG-001", "the pinned ROCm version is the active /opt/rocm"),
+    "rocm_version": ("ROCM-PKG-001", "the pinned ROCm version is the default release"),
 }
 REPAIRS = {
     "ROCM-DRV-001": "site.yml installs amdgpu-dkms of the release; loading it needs a reboot, or a person where the"
@@ -207,9 +207,15 @@ def check_rocm_version(expected, gpu):
     if not isinstance(expected, str) or not expected:
         raise GpuExpectInvalid("rocm_version must be a version or pattern such as '6.4.1*'")
     rocm = gpu.get("rocm") or {}
-    if not version_matches(rocm.get("version"), expected):
-        return "fail", rocm, "/opt/rocm is %s, expected %s" % (rocm.get("version") or "not installed", expected)
-    return "pass", rocm, "/opt/rocm is %s" % rocm.get("version")
+    if not rocm.get("path"):
+        return "fail", rocm, "no default ROCm release is installed, expected %s" % expected
+    # gather.read_rocm_install: the legacy /opt/rocm link or the Core SDK's /opt/rocm/core alternative.
+    where = "the default ROCm release (%s)" % rocm["path"]
+    if not rocm.get("version"):
+        return "fail", rocm, "%s has no .info/version, expected %s" % (where, expected)
+    if not version_matches(rocm["version"], expected):
+        return "fail", rocm, "%s is %s, expected %s" % (where, rocm["version"], expected)
+    return "pass", rocm, "%s is %s" % (where, rocm["version"])
 
 
 CHECKERS = {

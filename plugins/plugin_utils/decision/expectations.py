@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.classification import GIB, nominal_vram_gib
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import RocmDataError, release_streams
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.streams import StreamError, version_file
 
 # Firmware and the driver reserve part of the nominal VRAM: a GPU must show 90% of it.
 VRAM_SHARE_VISIBLE = 0.9
@@ -53,8 +55,19 @@ def gpu_class_expectations(class_names, catalog, matrix, gpu_count, rocm_version
     if numa_affinity is not None:
         expect["numa_affinity"] = list(numa_affinity)
     if rocm_from_amd and rocm_version:
-        expect["rocm_version"] = rocm_version + "-*"
+        expect["rocm_version"] = _version_file(matrix, rocm_version)
     return expect
+
+
+def _version_file(matrix, rocm_version):
+    """What .info/version holds with ``rocm_version`` the default: a glob given stays (the packages plan's
+    version_file); a release of the matrix gets its stream's (release_streams.yml: 7.2.3-*, 10.1.0)."""
+    if any(char in rocm_version for char in "*?["):
+        return rocm_version
+    try:
+        return version_file(release_streams()[0], matrix, rocm_version)
+    except (StreamError, RocmDataError):
+        return rocm_version + "-*"
 
 
 def _single_class(expect, entry, count, min_vram_gib, partitions=1):

@@ -148,6 +148,9 @@ def decide(facts, inputs, catalog, matrix, drivers):
         "hsa_overrides": overrides,
         # A version the matrix lacks (the host is refused) has no overrides to apply.
         "pytorch_rocm_arch": rocm_decisions.pytorch_rocm_arch(summary, version if version in matrix else None, matrix),
+        # The targets the runtime reports (HSA overrides applied): what the Core SDK's per-target packages build for.
+        "runtime_gfx_targets": rocm_decisions.runtime_gfx_targets(summary, version if version in matrix else None,
+                                                                  matrix),
         "reboot_allowed": str(inputs["reboot_allowed"]).lower() in _TRUE,
         "supported": support["supported"],
         "accepted": support["accepted"],

@@ -7,7 +7,7 @@ One import point for the filters and the compliance module:
 
 * classify_gpus(gpu, catalog) -> host summary (decision.classification)
 * check_support(summary, matrix, rocm_version, ...) -> decision (decision.support)
-* hsa_override_environment, pytorch_rocm_arch, gpu_tuning, preflight_report (here)
+* hsa_override_environment, runtime_gfx_targets, pytorch_rocm_arch, gpu_tuning, preflight_report (here)
 * data_problems(catalog, matrix): what is wrong with catalog or matrix data,
   built-in or merged from inventory (decision.data_checks)
 """
@@ -52,12 +52,18 @@ def hsa_override_environment(summary, rocm_version, matrix):
     return environment
 
 
+def runtime_gfx_targets(summary, rocm_version=None, matrix=None):
+    """['gfx1030']: the targets the runtime reports, overrides applied when a version is given (an RX 6700 XT's
+    gfx1031 runs as gfx1030): the code a host needs, so the Core SDK's per-target packages follow it."""
+    if rocm_version is None:
+        return effective_targets(summary)
+    version, release = _release(matrix, rocm_version)
+    return effective_targets(summary, version, release)
+
+
 def pytorch_rocm_arch(summary, rocm_version=None, matrix=None):
     """'gfx942' or 'gfx90a;gfx942': the targets the runtime reports, overrides applied when a version is given."""
-    if rocm_version is None:
-        return ";".join(effective_targets(summary))
-    version, release = _release(matrix, rocm_version)
-    return ";".join(effective_targets(summary, version, release))
+    return ";".join(runtime_gfx_targets(summary, rocm_version, matrix))
 
 
 def _cpu_vendor(value):

@@ -43,7 +43,8 @@ _PER_RELEASE = ("{release}", "{dir}", "{series}")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://[A-Za-z0-9._~:/?#@!&+,=%\[\]-]+$")
 _WORDS = re.compile(r"^[A-Za-z0-9._~:/+@=-]+( [A-Za-z0-9._~:/+@=()-]+)*$")
 STREAM_KEYS = ("title", "series", "dir", "key", "os_dirs", "repositories", "packages", "all_targets",
-               "target_names", "apt_pin", "install_root", "default", "tools", "replaces", "source")
+               "target_names", "apt_pin", "install_root", "default", "release_package", "version_file", "tools",
+               "replaces", "source")
 
 
 class StreamError(ValueError):
@@ -332,6 +333,54 @@ def default_links(streams, matrix, release):
             for item in stream.get("default") or []]
 
 
+def release_package(streams, matrix, release):
+    """The package whose removal takes every package of ``release`` with it (rocm-core7.2.3, amdrocm-base10.1)."""
+    _name, stream = stream_of(streams, matrix, release)
+    return _format(stream.get("release_package") or "rocm-core{release}", release_values(stream, release))
+
+
+def version_file(streams, matrix, release):
+    """What the default release's .info/version holds once ``release`` is the default, a glob (7.2.3-*, 10.1.0)."""
+    _name, stream = stream_of(streams, matrix, release)
+    return _format(stream.get("version_file") or "{release}-*", release_values(stream, release))
+
+
+def _release_package_pattern(stream):
+    """A regular expression for the release package of any release of ``stream``."""
+    digits = {"major": "\x01", "minor": "\x02", "patch": "\x03", "short": "\x04"}
+    values = dict(digits, release="\x01.\x02.\x03")
+    values["series"] = _format(stream.get("series") or "{release}", values)
+    values["dir"] = _format(stream.get("dir") or "{release}", values)
+    pattern = re.escape(_format(stream.get("release_package") or "rocm-core{release}", values))
+    for token, part in (("\x01", "[0-9]+"), ("\x02", "[0-9]+"), ("\x03", "[0-9]+"),
+                        ("\x04", "[0-9]+[.][0-9]+(?:[.][0-9]+)?")):
+        pattern = pattern.replace(re.escape(token), part).replace(token, part)
+    return re.compile("^%s$" % pattern)
+
+
+def unlisted_release_packages(streams, matrix, installed, releases, conflicting=False):
+    """The release packages among ``installed`` (package names) of a release of any stream that ``releases``
+    does not list, sorted: removing them removes those releases (the packages role's
+    packages_remove_unlisted_versions, the move off the legacy stream). With ``conflicting``, only those of a
+    stream that cannot sit beside the streams of ``releases`` (one replaces the other)."""
+    listed = set(release_package(streams, matrix, release) for release in releases or [])
+    wanted = set(stream_name(matrix, release) for release in releases or [])
+    patterns = []
+    for name, stream in sorted((streams or {}).items()):
+        if not isinstance(stream, dict):
+            continue
+        if conflicting and not any(_replaces(streams, name, other) or _replaces(streams, other, name)
+                                   for other in wanted):
+            continue
+        patterns.append(_release_package_pattern(stream))
+    return sorted(name for name in set(map(str, installed or [])) if name not in listed
+                  and any(pattern.match(name) for pattern in patterns))
+
+
+def _replaces(streams, name, other):
+    return other in ((streams or {}).get(name) or {}).get("replaces", [])
+
+
 def stream_tools(streams, matrix, release):
     return list(stream_of(streams, matrix, release)[1].get("tools") or [])
 
@@ -496,6 +545,7 @@ def host_plan(streams, keys, matrix, releases, default, host, manager, usecases,
         "default_links": [{"path": item["link"], "target": "/etc/alternatives/%s" % item["alternative"]}
                           for item in default_links(streams, matrix, default)],
         "tools": stream_tools(streams, matrix, default),
+        "version_file": version_file(streams, matrix, default),
         "apt_pin": any(stream_of(streams, matrix, release)[1].get("apt_pin") for release in releases),
         "retired": retired_paths(streams, found, manager),
     }

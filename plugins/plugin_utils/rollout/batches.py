@@ -78,7 +78,8 @@ def rollout_report(kind, plans, results, context=None):
         plan = plans[host] or {}
         outcome, step, reason = _outcome(plan, (results or {}).get(host))
         entry = {"host": host, "outcome": outcome, "step": step, "reason": reason}
-        for key in ("from", "to", "action"):
+        # The stream of each end where the plan names them (a move off the legacy stream: legacy -> core_sdk_10).
+        for key in ("from", "to", "action", "from_stream", "to_stream"):
             entry[key] = plan.get(key)
         hosts.append(entry)
     hosts.sort(key=lambda entry: (_ORDER[entry["outcome"]], entry["host"]))
@@ -118,6 +119,13 @@ def _one_line(text):
     return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
+def _end(entry, side):
+    """'7.2.3', or '7.2.3 (legacy)' where the two ends' streams differ (a move between streams)."""
+    release = entry.get(side) or "?"
+    streams = (entry.get("from_stream"), entry.get("to_stream"))
+    return "%s (%s)" % (release, entry.get(side + "_stream")) if all(streams) and streams[0] != streams[1] else release
+
+
 def rollout_table(report):
     """One line per host (failures first, with the step and the reason), then a count and what to do next."""
     rows = []
@@ -127,7 +135,7 @@ def rollout_table(report):
     for entry in report["hosts"]:
         change = ""
         if entry.get("from") or entry.get("to"):
-            change = " %s -> %s" % (entry.get("from") or "?", entry.get("to") or "?")
+            change = " %s -> %s" % (_end(entry, "from"), _end(entry, "to"))
         label = "would run" if check and entry["outcome"] == "done" else _LABELS[entry["outcome"]]
         line = "%-24s %-11s%s" % (entry["host"], label, change)
         if entry["outcome"] == "failed":

@@ -26,8 +26,11 @@ GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
 SCENARIOS = {
     # XGMI down: ROCM-HEALTH-002 names the GPUs and links; the KFD table (ROCM-TOPO-001) is its consequence.
     "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-HEALTH-002"}),
-    # On Debian 13: without AMD's pin, apt would prefer the distribution's own ROCm packages.
-    "mi300x-02": (["rm /etc/apt/preferences.d/rocm-pin-600"], [], {"ROCM-REPO-003"}),
+    # On the ROCm Core SDK: the key of its repository gone, so apt can no longer check what it installs from it.
+    "mi300x-02": (["rm /etc/apt/keyrings/amdrocm.asc"], [], {"ROCM-REPO-002"}),
+    # On the ROCm Core SDK: its registration switched off by hand (Enabled: no), so apt no longer reads it.
+    "mi300x-03": (["sed -i 's/^Enabled: yes/Enabled: no/' /etc/apt/sources.list.d/amdrocm-stable.sources"], [],
+                  {"ROCM-REPO-001"}),
     "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [], {"ROCM-SYSCTL-001"}),
     # As an admin would: the drop-in loses iommu=pt and grub.cfg is regenerated; active until the next boot.
     "mi210-01": ([f"sed -i 's/ iommu=pt//' {GRUB_DROPIN}", "update-grub"], [], {"ROCM-BOOT-001"}),
@@ -41,11 +44,13 @@ SCENARIOS = {
         [],
         {"ROCM-ENV-001", "ROCM-ACCESS-002"},
     ),
-    # rocminfo<version> of whichever release the host got.
+    # rocminfo<version> of whichever release the host got; and, on the legacy stream (7.2.3), AMD's pin gone:
+    # without it apt would prefer the distribution's own ROCm packages.
     "login-01": (
-        ["dpkg --remove --force-depends $(dpkg-query -W -f '${Package} ' 'rocminfo[0-9]*')"],
+        ["dpkg --remove --force-depends $(dpkg-query -W -f '${Package} ' 'rocminfo[0-9]*')",
+         "rm /etc/apt/preferences.d/rocm-pin-600"],
         [],
-        {"ROCM-PKG-002"},
+        {"ROCM-PKG-002", "ROCM-REPO-003"},
     ),
 }
 STOPPED = "login-01"

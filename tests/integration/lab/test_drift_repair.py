@@ -40,8 +40,13 @@ BREAKS = {
          "environment: /etc/systemd/system.conf.d/rocm-fleet.conf"),
         # udev set the node at boot; a chmod since is only undone by the role applying the rules' mode to it.
         ("chmod 0666 /dev/kfd", "ROCM-ACCESS-004", "access: /dev/kfd"),
-        # Straight at the release, past update-alternatives, whose database stays right: the link check alone sees it.
+        # A legacy host (7.2.3): /opt/rocm straight at the release, past update-alternatives, whose database stays
+        # right: the link check alone sees it.
         ('ln -sfn "$(readlink -f /opt/rocm)" /opt/rocm', "ROCM-PKG-001", "packages: /opt/rocm"),
+    ],
+    "mi300x-03": [
+        # A ROCm Core SDK host (10.1.0): /opt/rocm/bin straight at the release's bin, past update-alternatives.
+        ('ln -sfn "$(readlink -f /opt/rocm/bin)" /opt/rocm/bin', "ROCM-PKG-001", "packages: /opt/rocm/bin"),
     ],
     "rx7900xtx-01": [
         (f"chown nobody:nogroup {RULES}", "ROCM-ACCESS-003", f"access: {RULES}"),
@@ -51,7 +56,8 @@ BREAKS = {
         # The copy that masks the distribution's uaccess rules, edited by hand: the seat could get the GPUs back.
         (f"sed -i '/GOTO=\"uaccess_end\"/d' {UACCESS}", "ROCM-ACCESS-008",
          f"access: {UACCESS} (the distribution's uaccess rules without the AMD render nodes)"),
-        # At another directory (Debian's ROCm prefix), as a person sets it for a tool that expects /opt/rocm.
+        # A legacy host (7.1.1): /opt/rocm at another directory (Debian's ROCm prefix), as a person sets it for a tool
+        # that expects /opt/rocm.
         ("ln -sfn /usr /opt/rocm", "ROCM-PKG-001", "packages: /opt/rocm"),
     ],
 }
@@ -73,16 +79,21 @@ def test_each_broken_item_is_reported_repaired_by_site_yml_and_clean_afterwards(
         assert change_labels(found) == labels == check_labels(check_run, host), (host, check_run.tail(3000))
     kfd = next(check for check in report["hosts"]["mi300x-01"]["checks"] if check["id"] == "ROCM-ACCESS-004")
     assert "/dev/kfd mode 0666, expected 0660" in kfd["message"]
-    # The hand-made /opt/rocm: drift names the release it should reach and who sets it; --diff shows the change.
-    for host, target in (("mi300x-01", "/opt/rocm-{release}"), ("rx7900xtx-01", "/usr")):
+    # The hand-made link of either stream: drift names the release it should reach and who sets it; --diff shows the
+    # change. The Core SDK's /opt/rocm/bin is the rocm-bin alternative of /opt/rocm/core-<series>/bin.
+    for host, link, target, alternative in (
+            ("mi300x-01", "/opt/rocm", "/opt/rocm-{release}", "rocm"),
+            ("mi300x-03", "/opt/rocm/bin", "/opt/rocm/core-{series}/bin", "rocm-bin"),
+            ("rx7900xtx-01", "/opt/rocm", "/usr", "rocm")):
         message = next(check for check in report["hosts"][host]["checks"] if check["id"] == "ROCM-PKG-001")["message"]
-        release = re.search(r"the default release ROCm ([\d.]+) \(packages_rocm_default_version\); site.yml sets the"
-                            r" link", message)
+        release = re.search(r"the default release ROCm ((\d+\.\d+)\.\d+) \(packages_rocm_default_version\); site.yml"
+                            r" sets the link", message)
         assert release, (host, message)
-        assert message.startswith(f"/opt/rocm points to {target.format(release=release[1])}, expected"
-                                  " /etc/alternatives/rocm: the alternative that selects"), (host, message)
-        before = re.escape(target.format(release=release[1]))
-        assert re.search(rf"-\s+src: {before}\n\+\s+src: /etc/alternatives/rocm\n", check_run.output), host
+        before = target.format(release=release[1], series=release[2])
+        assert message.startswith(f"{link} points to {before}, expected /etc/alternatives/{alternative}: the"
+                                  " alternative that selects"), (host, message)
+        assert re.search(rf"-\s+src: {re.escape(before)}\n\+\s+src: /etc/alternatives/{alternative}\n",
+                         check_run.output), host
 
     repair = run_playbook("site.yml", "--limit", BROKEN)
     assert repair.returncode == 0, repair.tail()

@@ -2,8 +2,9 @@
 rollout (at the install step, then after the switch at the driver step), a rerun that continues, a rollback, --check
 and bad input.
 
-The three hosts the lab's inventory pins below the default release move to it, in name order with upgrade_serial=1:
-mi210-01 (6.4.1, the canary), mi250x-01 (6.3.3, the second batch) and rx7900xtx-01 (7.1.1, the third).
+The three hosts the lab's inventory pins to older legacy releases move to the legacy stream's newest served release
+(7.2.3), in name order with upgrade_serial=1: mi210-01 (6.4.1, the canary), mi250x-01 (6.3.3, the second batch) and
+rx7900xtx-01 (7.1.1, the third).
 The module ends by rolling every host back, so later tests find the lab as site.yml leaves it.
 """
 
@@ -66,8 +67,8 @@ def test_bad_input_fails_every_host_before_any_change(lab, reports):
     before = {host: default_release(lab, host) for host in HOSTS}
     unserved = upgrade(reports, "-e", "upgrade_rocm_version=7.2.4")
     assert unserved.returncode != 0
-    assert "7.2.4" in unserved.output and "The repository serves 6.3.3, 6.4.1, 7.1.1, 7.2.3" in unserved.output, (
-        unserved.tail())
+    served = "The repository serves 6.3.3, 6.4.1, 7.1.1, 7.2.3, 10.0.0, 10.1.0"
+    assert "7.2.4" in unserved.output and served in unserved.output, unserved.tail()
     downgrade = run_playbook("playbooks/upgrade.yml", "-l", CANARY, "-e", "upgrade_rocm_version=6.3.3")
     assert downgrade.returncode != 0
     assert "6.3.3 is older than the host's 6.4.1: set upgrade_allow_downgrade=true" in downgrade.output

@@ -239,6 +239,7 @@ def test_declared_mi300x_with_other_hardware_stops_at_preflight_unchanged(onboar
     port = onboarded.ports[host]
     # The repo role's sources and pin, the environment role's profile (the lab's own Debian source stays).
     present = onboarded.shell.run(port, "ls -d /etc/apt/sources.list.d/rocm.* /etc/apt/sources.list.d/amdgpu.*"
+                                  " /etc/apt/sources.list.d/amdrocm* /etc/apt/keyrings/*"
                                   " /etc/apt/preferences.d/rocm* /etc/profile.d/rocm.sh 2>/dev/null || true")
     assert present == "", present
     assert _snapshot(onboarded.shell, port) == onboarded.mismatch_before

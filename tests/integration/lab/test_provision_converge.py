@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from fleet_testing.lab_ansible import gpu_facts
+import yaml
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision import data as rocm_data
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.streams import install_root, stream_tools
+from fleet_testing.lab_ansible import declared_releases, gpu_facts
+from fleet_testing.lab_helpers import REPO
 from fleet_testing.lab_site import run_playbook
 from fleet_testing.provision_lab import (
     CREATED_USER,
@@ -29,12 +33,16 @@ from rocm_fleet.hardware.profile import load_profile
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
+STREAMS = rocm_data.release_streams()[0]
+MATRIX = rocm_data.preflight_data()[1]
+
 # What /etc/profile.d/rocm.sh exports besides PATH, per GPU class: PyTorch builds
 # for the class's gfx target; the RX 6700 XT (gfx1031, no ROCm code objects)
 # runs as gfx1030 through HSA_OVERRIDE_GFX_VERSION, AMD's documented workaround.
 PROFILE_EXPORTS = {
     "mi300x-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
     "mi300x-02": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
+    "mi300x-03": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
     "mi300x-cpx-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx942"},
     "mi250x-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx90a"},
     "mi210-01": {"ROCM_PATH": "/opt/rocm", "PYTORCH_ROCM_ARCH": "gfx90a"},
@@ -53,25 +61,44 @@ def test_the_first_run_converges_every_host(converged_lab):
     }
 
 
+@pytest.fixture(scope="module")
+def releases() -> dict[str, str]:
+    default = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml").read_text())
+    return declared_releases(default["preflight_rocm_version"])
+
+
 @pytest.mark.parametrize("host", GPU_HOSTS)
-def test_a_listed_user_logs_in_and_runs_the_rocm_tools_from_its_path(lab, converged_lab, host):
+def test_a_listed_user_logs_in_and_runs_the_rocm_tools_from_its_path(lab, converged_lab, releases, host):
+    release = releases[host]
+    # The tools the release's stream ships (release_streams.yml): ROCm SMI is gone from the Core SDK 10.x.
+    tools = stream_tools(STREAMS, MATRIX, release)
+    smi = "rocm-smi --showproductname" if "rocm-smi" in tools else "amd-smi list"
     authorize_login_key(lab, host, CREATED_USER)
     try:
         session = login_session(
             lab,
             host,
             CREATED_USER,
-            "command -v rocm-smi; command -v rocminfo; id -nG\nrocm-smi --showproductname\nrocminfo\n",
+            "command -v rocm-smi; command -v amd-smi; readlink -f \"$(command -v rocminfo)\"; id -nG\n"
+            f"{smi}\nrocminfo\n",
         )
     finally:
         revoke_login_key(lab, host, CREATED_USER)
     lines = session.splitlines()
-    assert "/opt/rocm/bin/rocminfo" in lines, session
-    assert any(line.endswith("/rocm-smi") for line in lines), session
+    # rocminfo on PATH is the default release's: /opt/rocm/bin on the legacy stream, AMD's alternatives on the Core SDK.
+    assert f"{install_root(STREAMS, MATRIX, release)}/bin/rocminfo" in lines, session
     assert {"render", "video"} <= set(next(line for line in lines if CREATED_USER in line.split()).split())
     gpus = len(load_profile(HOSTS[host].profile).gpus)
-    # rocm-smi 5.x prints "Card series", 6.1.1 and later "Card Series" (shared captures MANIFEST.md).
-    assert len(re.findall(r"^GPU\[\d+\]\s*: Card [Ss]eries:", session, re.MULTILINE)) == gpus, session
+    if "rocm-smi" in tools:
+        assert any(line.endswith("/rocm-smi") for line in lines), session
+        # rocm-smi 5.x prints "Card series", 6.1.1 and later "Card Series" (shared captures MANIFEST.md).
+        assert len(re.findall(r"^GPU\[\d+\]\s*: Card [Ss]eries:", session, re.MULTILINE)) == gpus, session
+    else:
+        assert not any(line.endswith("/rocm-smi") for line in lines), session
+        # The lab's amd-smi is Debian forky's, which Debian 12 cannot run (docs/lab-mirror.md).
+        if HOSTS[host].debian == "13":
+            assert any(line.endswith("/amd-smi") for line in lines), session
+            assert len(re.findall(r"^GPU: \d+$", session, re.MULTILINE)) == gpus, session
     # rocminfo checks the user's access itself; the lab's /dev/kfd has no driver
     # behind it, so opening it ends in ENXIO instead of a permission error.
     assert f"{CREATED_USER} is member of render group" in session, session

@@ -126,7 +126,7 @@ RELEASES = {
 
 # One SSH call per host: what apt, dpkg and the loaded driver say, as JSON.
 PROBE = r"""
-import glob, json, os, subprocess
+import glob, json, os, shutil, subprocess
 def read(path):
     try:
         with open(path) as handle:
@@ -144,6 +144,11 @@ print(json.dumps({
                  if status.startswith("ii")},
     "opt_rocm": os.path.realpath("/opt/rocm") if os.path.lexists("/opt/rocm") else None,
     "amdgpu": read("/sys/module/amdgpu/version"),
+    "keyrings": files("/etc/apt/keyrings/*"),
+    "core": os.path.realpath("/opt/rocm/core") if os.path.lexists("/opt/rocm/core") else None,
+    "core_version": read("/opt/rocm/core/.info/version"),
+    "rocm_bin": os.path.realpath("/opt/rocm/bin") if os.path.lexists("/opt/rocm/bin") else None,
+    "tools": {name: shutil.which(name) for name in ("rocm-smi", "amd-smi", "rocminfo")},
 }))
 """
 
@@ -201,8 +206,9 @@ def probe(lab, host: str) -> dict:
 
 
 def test_the_inventory_lists_every_release_the_mirror_serves(lab):
-    served = json.loads((paths.state_dir() / "mirror" / "served.json").read_text())["releases"]
-    assert sorted(served) == sorted(SERVED), f"the mirror serves {sorted(served)}, {LAB_INVENTORY} lists {SERVED}"
+    served = json.loads((paths.state_dir() / "mirror" / "served.json").read_text())
+    releases = sorted([*served["releases"], *served["core_sdk"]["releases"]])
+    assert releases == sorted(SERVED), f"the mirror serves {releases}, {LAB_INVENTORY} lists {SERVED}"
 
 
 def test_every_host_is_on_a_release_the_mirror_serves(hosts_by_release):
@@ -212,6 +218,9 @@ def test_every_host_is_on_a_release_the_mirror_serves(hosts_by_release):
 
 @pytest.mark.parametrize("release", SERVED)
 def test_a_host_converged_to_the_release_has_exactly_what_it_names(lab, converged_lab, hosts_by_release, release):
+    if release in CORE_SDK:
+        check_core_sdk_hosts(lab, hosts_by_release, release)
+        return
     assert release in RELEASES, (
         f"ROCm {release}: the mirror serves it but this test knows none of AMD's strings for it; add them to RELEASES"
         " with their source"
@@ -262,4 +271,100 @@ def test_a_host_converged_to_the_release_has_exactly_what_it_names(lab, converge
         libdrm = packages.get("libdrm-amdgpu-amdgpu1")
         assert (f".{spec.tag}-" in (libdrm or "")) if spec.graphics else libdrm is None, f"{where}: libdrm {libdrm}"
         assert seen["opt_rocm"] == f"/opt/rocm-{release}", where
+        assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where
+
+
+# The ROCm Core SDK (roles/preflight/vars/release_streams.yml core_sdk_10). AMD's 10.0.0 install page
+# (rocm.docs.amd.com/en/latest/install/rocm.html, code index id 69869114788) registers
+# /etc/apt/sources.list.d/amdrocm-stable.sources as below, with `Signed-By: /etc/apt/keyrings/amdrocm.gpg`
+# (rocm-fleet writes the armored key it checked, amdrocm.asc), and installs `amdrocm<series>-<gfx>` for a GPU
+# target; the same page links the driver as amdgpu-install/31.50/ubuntu/<codename>. 10.1.0: the docs-10.1.0
+# changelog and packages amdrocm10.1-gfx1100 in user reports (code index ids 70858560661, 70239093972).
+@dataclass(frozen=True)
+class CoreSdk:
+    series: str  # <major>.<minor>: in the package names and the install root /opt/rocm/core-<series>
+    driver_dir: str  # amdgpu/<line>/ubuntu
+    amdgpu_dkms: str  # the deb version up to the build: <module>.<line code> (amdgpu_drivers.yml 31.50)
+    module: str  # /sys/module/amdgpu/version ("amdgpu version: 7.1.3.31500000" in the page's amd-smi example)
+
+
+CORE_SDK = {
+    "10.0.0": CoreSdk(series="10.0", driver_dir="31.50", amdgpu_dkms="1:7.1.3.31500000", module="7.1.3"),
+    "10.1.0": CoreSdk(series="10.1", driver_dir="31.50", amdgpu_dkms="1:7.1.3.31500000", module="7.1.3"),
+}
+# The package a GPU target needs (the base and hip use cases): the target the runtime reports, an RX 6700 XT's
+# gfx1031 as gfx1030 (its HSA override; AMD builds gfx1030, not gfx1031).
+RUNTIME_TARGET = {"gfx1031": "gfx1030"}
+PINNED_KEYS = yaml.safe_load((LAB_INVENTORY / "group_vars" / "all" / "lab_mirror.yml").read_text())[
+    "repo_signing_keys"
+]
+
+
+def fingerprints(armored: str) -> list[str]:
+    listing = subprocess.run(["gpg", "--show-keys", "--with-colons"], input=armored, capture_output=True, text=True,
+                             check=True, timeout=60).stdout
+    return [line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:")][:1]
+
+
+def check_core_sdk_hosts(lab, hosts_by_release, release):
+    spec = CORE_SDK[release]
+    hosts = hosts_by_release.get(release)
+    assert hosts, f"ROCm {release}: the mirror serves it but no host of {LAB_INVENTORY} is on it"
+    base = f"http://127.0.0.1:{paths.mirror_port()}"
+    for host in hosts:
+        seen = probe(lab, host)
+        debian = HOSTS[host].debian
+        suite = SUITE[debian]
+        profile = load_profile(HOSTS[host].profile)
+        gpu = bool(profile.gpus)
+        where = f"{host} (Debian {debian}, ROCm {release})"
+
+        sources = {name: content_lines(text) for name, text in seen["sources"].items() if name != LAB_DEBIAN_SOURCE}
+        expected = {"amdrocm-stable.sources": [
+            "X-Repo-Id: amdrocm-stable", "Types: deb", f"URIs: {base}/rocm/core/packages/debian{debian}/",
+            "Suites: stable", "Components: main", "Architectures: amd64", "Signed-By: /etc/apt/keyrings/amdrocm.asc",
+            "Enabled: yes"]}
+        if gpu:
+            expected["amdgpu.sources"] = [
+                "Types: deb", f"URIs: {base}/amdgpu/{spec.driver_dir}/ubuntu", f"Suites: {suite}", "Components: main",
+                "Architectures: amd64", "Signed-By: /etc/apt/keyrings/rocm.asc"]
+        assert sources == expected, where
+        # Two keys, each the one the inventory pins: the Core SDK's and (with a driver) the amdgpu repositories'.
+        keys = {name: fingerprints(text) for name, text in seen["keyrings"].items()}
+        wanted_keys = {"amdrocm.asc": [PINNED_KEYS["amdrocm"]["fingerprints"]]}
+        if gpu:
+            wanted_keys["rocm.asc"] = [PINNED_KEYS["rocm"]["fingerprints"]]
+        assert keys == wanted_keys, where
+        # AMD's 10.x instructions pin nothing; the kernel update policy's pin stays where a driver is built.
+        preferences = {name: content_lines(text) for name, text in seen["preferences"].items()}
+        assert bool(preferences.pop(KERNEL_POLICY_PIN, None)) == gpu and preferences == {}, where
+
+        packages = seen["packages"]
+        targets = sorted({RUNTIME_TARGET.get(gpu_spec.gfx_target, gpu_spec.gfx_target) for gpu_spec in profile.gpus})
+        missing = [f"amdrocm{spec.series}-{target}" for target in targets
+                   if f"amdrocm{spec.series}-{target}" not in packages]
+        assert not missing, f"{where}: lacks {missing}"
+        amdrocm = {name: version for name, version in packages.items() if name.startswith("amdrocm")}
+        other_series = sorted(name for name in amdrocm if spec.series not in name)
+        assert not other_series, f"{where}: packages of another release: {other_series}"
+        # TheRock's versions: <release>-<build> (build_package.py --version-suffix), no OS part.
+        assert all(version.startswith(f"{release}-") for version in amdrocm.values()), f"{where}: {amdrocm}"
+        legacy = sorted(name for name in packages if name.startswith("rocm-core"))
+        assert not legacy, f"{where}: legacy packages {legacy}"
+
+        # Install root and active release: the core alternative and the bin link (amdrocm-core's postinst).
+        root = f"/opt/rocm/core-{spec.series}"
+        assert (seen["core"], seen["rocm_bin"], (seen["core_version"] or "").strip()) == (
+            root, f"{root}/bin", release), where
+        # ROCm SMI is not part of TheRock builds from 10.0 (AMD's ROCm SMI page); the lab's amd-smi is Debian
+        # forky's, which Debian 12 cannot run (docs/lab-mirror.md).
+        assert seen["tools"]["rocm-smi"] is None, where
+        assert bool(seen["tools"]["amd-smi"]) == (debian == "13"), where
+
+        dkms = packages.get("amdgpu-dkms")
+        if gpu:
+            assert dkms and dkms.startswith(f"{spec.amdgpu_dkms}-"), (where, dkms)
+            assert dkms.endswith(f".{UBUNTU[suite]}"), (where, dkms)
+        else:
+            assert dkms is None, where
         assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where

@@ -11,6 +11,7 @@ import yaml
 
 from rocm_fleet.lab.mirror import amd_packages, build, signing
 from rocm_fleet.lab.mirror.catalog import (
+    CORE_SDK_RELEASES,
     DEFAULT_RELEASE,
     META_PACKAGES,
     RELEASES,
@@ -85,7 +86,8 @@ def test_mirror_urls_follow_amds_7x_layout(tmp_path):
 
 def test_the_inventory_offers_what_the_mirror_serves():
     variables = yaml.safe_load((REPO / "inventory/lab/group_vars/all/lab_mirror.yml").read_text())
-    assert variables["repo_available_rocm_versions"] == [release.version for release in RELEASES]
+    assert variables["repo_available_rocm_versions"] == [release.version for release in RELEASES] + [
+        release.version for release in CORE_SDK_RELEASES]
 
 
 def test_every_meta_dependency_and_usecase_is_served():

@@ -127,11 +127,24 @@ def test_a_modulefile_object_per_listed_release_in_the_family_directory(family, 
 def test_modulefile_starts_with_the_magic_cookie():
     [obj] = [obj for obj in environment_objects(environment_modulefiles=True, environment_rocm_versions=["6.3.3"])
              if obj["kind"] == "file" and obj["id"] == "ROCM-ENV-004"]
-    # The common role's template task gives the object as its loop item.
-    text = render_template("environment/templates/modulefile.j2", item=obj)
+    # The common role's template task gives the object as its loop item, with the role's variables.
+    roots = {"6.3.3": "/opt/rocm-6.3.3", "10.1.0": "/opt/rocm/core-10.1"}
+    text = render_template("environment/templates/modulefile.j2", item=obj, __environment_release_roots=roots)
     assert text.startswith("#%Module")
     assert "setenv ROCM_PATH /opt/rocm-6.3.3" in text
     assert "prepend-path PATH /opt/rocm-6.3.3/bin" in text
+    # A Core SDK release's modulefile names its install root (release_streams.yml install_root).
+    text = render_template("environment/templates/modulefile.j2", item=dict(obj, name="10.1.0"),
+                           __environment_release_roots=roots)
+    assert "setenv ROCM_PATH /opt/rocm/core-10.1" in text and "prepend-path PATH /opt/rocm/core-10.1/bin" in text
+
+
+def test_the_release_roots_follow_each_stream():
+    variables = {**load_yaml("environment/defaults/main.yml"), **load_yaml("environment/vars/main.yml"),
+                 "preflight_decision": {"rocm_version": "10.1.0"}, "environment_rocm_versions": ["7.2.3", "10.1.0"]}
+    assert render("{{ __environment_release_roots }}", **variables) == {
+        "7.2.3": "/opt/rocm-7.2.3", "10.1.0": "/opt/rocm/core-10.1"}
+    assert render("{{ __environment_release_dir }}", **variables) == "/opt/rocm/core-10.1"
 
 
 def test_the_base_objects_follow_the_switches():

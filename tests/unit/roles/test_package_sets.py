@@ -201,7 +201,7 @@ def test_kernel_packages_follow_the_running_kernel(family, kernel, expected):
     assert render(data["__packages_kernel_packages"], ansible_facts={"kernel": kernel}) == expected
 
 
-def test_unlisted_releases_are_removed_through_their_rocm_core():
+def test_unlisted_releases_are_removed_through_their_release_package():
     name = "Remove the ROCm releases that packages_rocm_versions does not list"
     task = find_task("packages/tasks/versions.yml", name)
     installed = {
@@ -210,17 +210,26 @@ def test_unlisted_releases_are_removed_through_their_rocm_core():
         "rocm-hip-runtime6.3.3": [{"version": "6.3.3.60303-74~22.04"}],
         "rocm-core": [{"version": "6.2.4.60204-139~22.04"}],
     }
+    extras = {"__packages_stream_extras": {}}
     cores = render(
         "{{ __packages_unlisted_cores }}",
         packages_rocm_versions=["6.4.1"],
         ansible_facts={"packages": installed},
         **task["vars"],
+        **extras,
     )
     assert cores == ["rocm-core6.3.3", "rocm-core"]
+    # A Core SDK release goes through its amdrocm-sysdeps<series>, which every package of it depends on.
+    core_sdk = dict(installed, **{"amdrocm-sysdeps10.0": [{"version": "10.0.0-4"}],
+                                  "amdrocm10.0-gfx942": [{"version": "10.0.0-4"}]})
+    assert render("{{ __packages_unlisted_cores }}", packages_rocm_versions=["6.4.1"],
+                  ansible_facts={"packages": core_sdk}, **task["vars"], **extras) == [
+        "amdrocm-sysdeps10.0", "rocm-core6.3.3", "rocm-core"]
     kept = render(
         "{{ __packages_unlisted_cores }}",
         packages_rocm_versions=["6.3.3", "6.4.1", "6.2.4"],
         ansible_facts={"packages": installed},
         **task["vars"],
+        **extras,
     )
     assert kept == []

@@ -68,7 +68,7 @@ def test_the_tasks_read_one_outcome():
 
 def test_the_role_variables_reach_the_decision_with_their_types():
     outcome = decide_as_the_role_does(preflight_expected_class=["mi300x"], preflight_reboot_allowed=True)
-    assert outcome["proceed"] and outcome["report"].startswith("host gpu-01: ROCm 7.2.3")
+    assert outcome["proceed"] and outcome["report"].startswith("host gpu-01: ROCm 10.1.0")
     assert outcome["decision"]["expected_classes"] == ["mi300x"] and outcome["decision"]["reboot_allowed"] is True
     # An unquoted version reaches the check as the number YAML made of it.
     assert decide_as_the_role_does(preflight_rocm_version=6.4)["problems"] == [

@@ -1,9 +1,13 @@
 """rocm_stream_plan: the streams' plan as the roles read it, a problem as a sentence instead of an exception."""
 
+import pytest
+from ansible.errors import AnsibleFilterError
 from ansible_collections.rocm_fleet.core.plugins.filter.rocm_stream import (
     FilterModule,
     rocm_mirrored_url,
+    rocm_release_roots,
     rocm_stream_plan,
+    rocm_unlisted_release_packages,
 )
 
 DEBIAN_13 = {"distribution": "Debian", "distribution_version": "13", "distribution_release": "trixie"}
@@ -63,4 +67,19 @@ def test_a_value_that_would_break_out_of_its_file_is_refused():
 
 
 def test_the_filters_are_registered():
-    assert FilterModule().filters() == {"rocm_stream_plan": rocm_stream_plan, "rocm_mirrored_url": rocm_mirrored_url}
+    assert FilterModule().filters() == {
+        "rocm_stream_plan": rocm_stream_plan, "rocm_mirrored_url": rocm_mirrored_url,
+        "rocm_unlisted_release_packages": rocm_unlisted_release_packages, "rocm_release_roots": rocm_release_roots}
+
+
+def test_release_roots_follow_each_stream():
+    assert rocm_release_roots(["7.2.3", "10.1.0"]) == {"7.2.3": "/opt/rocm-7.2.3", "10.1.0": "/opt/rocm/core-10.1"}
+
+
+def test_unlisted_release_packages_and_an_unknown_release_is_a_filter_error():
+    installed = {"rocm-core7.2.3": [], "amdrocm-sysdeps10.1": [], "amdrocm10.1-gfx942": []}
+    assert rocm_unlisted_release_packages(installed.keys(), ["10.1.0"]) == ["rocm-core7.2.3"]
+    with pytest.raises(AnsibleFilterError, match=r"ROCm 9\.9\.9 is not in the support matrix"):
+        rocm_release_roots(["9.9.9"])
+    with pytest.raises(AnsibleFilterError, match=r"ROCm 9\.9\.9 is not in the support matrix"):
+        rocm_unlisted_release_packages([], ["9.9.9"])

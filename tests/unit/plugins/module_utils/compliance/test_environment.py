@@ -134,6 +134,32 @@ def test_the_release_directory_itself_is_the_default_release(root):
     assert result["status"] == "pass", result["message"]
 
 
+@pytest.fixture
+def core_sdk_root(root):
+    """A Core SDK host: /opt/rocm a directory whose bin is the rocm-bin alternative of the default release."""
+    os.unlink(root / "opt/rocm")
+    for series in ("10.0", "10.1"):
+        (root / ("opt/rocm/core-%s/bin" % series)).mkdir(parents=True)
+    os.symlink("/opt/rocm/core-10.1", root / "opt/rocm/core")
+    os.symlink("/opt/rocm/core-10.1/bin", root / "opt/rocm/bin")
+    return root
+
+
+def test_on_the_core_sdk_the_bin_link_and_the_release_directory_are_the_default(core_sdk_root):
+    assert check(core_sdk_root, run=login_runner(core_sdk_root, []), release_dir="/opt/rocm/core-10.1")[
+        "status"] == "pass"
+    write(core_sdk_root, "/etc/profile.d/zz-job.sh", "export PATH=/opt/rocm/core-10.1/bin:$PATH\n")
+    assert check(core_sdk_root, run=login_runner(core_sdk_root, []), release_dir="/opt/rocm/core-10.1")[
+        "status"] == "pass"
+
+
+def test_on_the_core_sdk_an_older_release_first_on_path_fails(core_sdk_root):
+    write(core_sdk_root, "/etc/profile.d/zz-old.sh", "export PATH=/opt/rocm/core-10.0/bin:$PATH\n")
+    result = check(core_sdk_root, run=login_runner(core_sdk_root, []), release_dir="/opt/rocm/core-10.1")
+    assert result["status"] == "fail"
+    assert "finds /opt/rocm/core-10.0/bin first on PATH, not the default release's /opt/rocm/bin" in result["message"]
+
+
 def test_nologin_users_get_sh_and_su_stands_in_for_runuser(root):
     os.remove(root / "usr/sbin/runuser")
     write(root, "/usr/bin/su", EXECUTABLE, 0o755)

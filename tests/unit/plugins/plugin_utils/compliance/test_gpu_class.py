@@ -89,8 +89,13 @@ def test_an_unknown_module_version_is_never_healthy():
 
 def test_rocm_version():
     assert results({"rocm_version": "6.4.1*"}, fact())["ROCM-PKG-001"]["status"] == "pass"
+    other = results({"rocm_version": "7.2.3*"}, fact())["ROCM-PKG-001"]
+    assert other["message"] == "the default ROCm release (/opt/rocm-6.4.1) is 6.4.1-83, expected 7.2.3*"
     missing = results({"rocm_version": "6.4.1*"}, fact(rocm=None))["ROCM-PKG-001"]
-    assert missing["message"] == "/opt/rocm is not installed, expected 6.4.1*"
+    assert missing["message"] == "the default ROCm release (/opt/rocm-6.4.1) has no .info/version, expected 6.4.1*"
+    gone = dict(fact(), rocm={"version": None, "path": None})
+    assert results({"rocm_version": "10.1.0"}, gone)["ROCM-PKG-001"]["message"] == (
+        "no default ROCm release is installed, expected 10.1.0")
 
 
 def test_products_per_gpu_and_vram():

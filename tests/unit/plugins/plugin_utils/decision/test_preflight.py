@@ -17,14 +17,17 @@ DEFAULTS = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml
 DEBIAN_12 = {"os_family": "Debian", "distribution": "Debian", "distribution_version": "12.7",
              "kernel": "6.1.0-28-amd64", "processor": ["0", "AuthenticAMD", "AMD EPYC 9654"]}
 DECISION_KEYS = {"rocm_version", "classes", "gpu_classes_by_index", "gpu_count", "gfx_targets", "tuning",
-                 "hsa_overrides", "pytorch_rocm_arch", "reboot_allowed", "supported", "accepted", "warnings", "os",
+                 "hsa_overrides", "pytorch_rocm_arch", "runtime_gfx_targets", "reboot_allowed", "supported", "accepted",
+                 "warnings", "os",
                  "kernel", "workload", "summary", "expected_classes", "min_vram_gib", "amdgpu_driver", "partitions"}
 
 
 def inputs(**overrides):
-    """The role defaults as preflight_decision_inputs gives them, for host h1."""
+    """The role defaults as preflight_decision_inputs gives them, for host h1, on the legacy 7.2.3 (the facts these
+    tests state are that release's; test_the_role_default_is_the_core_sdk decides the default)."""
     values = dict((key, DEFAULTS.get("preflight_" + key)) for key in INPUT_KEYS if key != "host")
-    values.update(host="h1", **overrides)
+    values.update(host="h1", rocm_version="7.2.3")
+    values.update(**overrides)
     return values
 
 
@@ -52,11 +55,11 @@ def test_mi300x_host_as_the_inventory_declares_it():
                                   "sysctls": {"kernel.numa_balancing": 0}, "modprobe_options": {}}
     assert decision["hsa_overrides"] == {} and decision["pytorch_rocm_arch"] == "gfx942"
     assert decision["supported"] and decision["reboot_allowed"] is True
-    assert decision["rocm_version"] == DEFAULTS["preflight_rocm_version"]
+    assert decision["rocm_version"] == "7.2.3"
     assert decision["expected_classes"] == ["mi300x"] and decision["min_vram_gib"] == 24
     assert decision["os"] == "Debian 12.7" and decision["summary"]["package_count"] == 8
     report = outcome["report"]
-    assert report.startswith(f"host h1: ROCm {DEFAULTS['preflight_rocm_version']} on Debian 12.7")
+    assert report.startswith("host h1: ROCm 7.2.3 on Debian 12.7")
     assert report.endswith(": supported")
     assert outcome["gpus"] == "8 x AMD Instinct MI300X (gfx942)"
 
@@ -78,6 +81,9 @@ def test_mixed_host_gets_a_per_device_override_and_both_targets():
     assert decision["gpu_classes_by_index"] == {0: "w7900", 1: "rx6700xt"}
     assert decision["hsa_overrides"] == {"HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}
     assert decision["pytorch_rocm_arch"] == "gfx1030;gfx1100" and not decision["supported"]
+    # The RX 6700 XT's gfx1031 runs as gfx1030: the Core SDK's per-target packages follow the runtime.
+    assert decision["gfx_targets"] == ["gfx1031", "gfx1100"]
+    assert decision["runtime_gfx_targets"] == ["gfx1030", "gfx1100"]
     assert sorted(item["what"] for item in decision["accepted"]) == ["gpu", "os"]
     assert "(reason: desk box)" in outcome["report"]
 
@@ -88,6 +94,19 @@ def test_host_without_gpus_must_say_so():
     outcome = decide(facts("nogpu"), inputs(expected_gpu_count=0), CATALOG, MATRIX, DRIVERS)
     assert outcome["proceed"] and outcome["decision"]["classes"] == [] and outcome["decision"]["gpu_count"] == 0
     assert outcome["decision"]["tuning"]["boot_params"] == [] and outcome["decision"]["pytorch_rocm_arch"] == ""
+
+
+def test_the_role_default_is_the_core_sdk():
+    outcome = decide(facts("mi300x-8"), inputs(rocm_version=DEFAULTS["preflight_rocm_version"]), CATALOG, MATRIX,
+                     DRIVERS)
+    assert outcome["proceed"], outcome["report"]
+    assert MATRIX[outcome["decision"]["rocm_version"]]["stream"] == "core_sdk_10"
+    assert outcome["decision"]["amdgpu_driver"]["line"] == "31.50"
+    # The Core SDK's .info/version holds the release alone: the compliance role passes the stream's version_file
+    # (the packages plan's), which stays as it is; a bare legacy release gets rocm-core's -<build>.
+    expect = gpu_expectations(outcome["decision"], CATALOG, MATRIX, "10.1.0")
+    assert expect["rocm_version"] == "10.1.0" and expect["driver"]["version"] == "7.1.3"
+    assert gpu_expectations(outcome["decision"], CATALOG, MATRIX, "7.2.3")["rocm_version"] == "7.2.3-*"
 
 
 def test_unsupported_combination_is_refused_but_still_decided():
@@ -177,7 +196,7 @@ def test_the_declared_class_and_count_win_over_what_was_found():
     expect = gpu_expectations(decided("mi210-4-pcie", expected_class="mi300x"), CATALOG, MATRIX, None,
                               expected_gpu_count=8)
     assert expect["products"] == "AMD Instinct MI300X*" and expect["count"] == 8
-    assert expect["rocm_version"] == DEFAULTS["preflight_rocm_version"] + "-*"  # None: the decided version
+    assert expect["rocm_version"] == "7.2.3-*"  # None: the decided version
 
 
 def test_the_workload_minimum_and_a_mixed_host():

@@ -17,11 +17,13 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.streams i
     host_plan,
     install_root,
     registrations,
+    release_package,
     release_packages,
     render,
     stream_name,
     stream_problems,
     stream_tools,
+    unlisted_release_packages,
 )
 
 STREAMS, KEYS = rocm_data.release_streams()
@@ -215,6 +217,7 @@ def test_a_new_release_of_a_stream_is_a_matrix_row_only(tmp_path, monkeypatch):
     assert release_packages(streams, matrix, "10.3.0", ["base", "dev"], ["gfx950"], "deb") == [
         "amdrocm10.3-gfx950", "amdrocm-core-dev10.3-gfx950"]
     assert install_root(streams, matrix, "10.3.0") == "/opt/rocm/core-10.3"
+    assert release_package(streams, matrix, "10.3.0") == "amdrocm-sysdeps10.3"
 
 
 def test_a_host_plan_gathers_what_the_roles_write():
@@ -243,3 +246,27 @@ def test_a_legacy_and_a_10x_release_cannot_sit_side_by_side():
                   ["base"], [])
     with pytest.raises(StreamError, match=r"the default release 10.1.0 is not among the host's releases 10.0.0"):
         host_plan(STREAMS, KEYS, MATRIX, ["10.0.0"], "10.1.0", host_os("Debian", "13", "trixie"), "apt", ["base"], [])
+
+
+def test_the_release_package_of_each_stream():
+    assert [release_package(STREAMS, MATRIX, release) for release in ("6.4.1", "7.2.3", "7.14.0", "10.1.0")] == [
+        "rocm-core6.4.1", "rocm-core7.2.3", "amdrocm-sysdeps7.14", "amdrocm-sysdeps10.1"]
+
+
+def test_the_releases_a_host_no_longer_lists_are_their_release_packages_of_any_stream():
+    installed = ["rocm-core", "rocm-core7.2.3", "rocm-core6.4.1", "rocm-core7.2.3-dev", "amdrocm-sysdeps10.0",
+                 "amdrocm-sysdeps10.1", "amdrocm-sysdeps10.1-extra", "amdrocm10.1-gfx942", "rocm-smi-lib7.2.3"]
+    # The move off the legacy stream: every legacy release goes, and the Core SDK release not listed.
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["10.1.0"]) == [
+        "amdrocm-sysdeps10.0", "rocm-core6.4.1", "rocm-core7.2.3"]
+    # A rollback to 7.2.3: the Core SDK's releases go.
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["7.2.3"]) == [
+        "amdrocm-sysdeps10.0", "amdrocm-sysdeps10.1", "rocm-core6.4.1"]
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["6.4.1", "7.2.3", "10.0.0", "10.1.0"]) == []
+    # What stands in the way of installing a release: only another stream's, which cannot sit beside it.
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["10.1.0"], conflicting=True) == [
+        "rocm-core6.4.1", "rocm-core7.2.3"]
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["7.2.3"], conflicting=True) == [
+        "amdrocm-sysdeps10.0", "amdrocm-sysdeps10.1"]
+    with pytest.raises(StreamError, match=r"9\.9\.9 is not in the support matrix"):
+        unlisted_release_packages(STREAMS, MATRIX, installed, ["9.9.9"])

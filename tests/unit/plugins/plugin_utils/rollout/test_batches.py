@@ -83,3 +83,18 @@ def test_a_failed_loop_gives_its_failed_items_words_and_stderr_is_kept():
     assert failure_reason({"msg": "non-zero return code", "stderr": "scontrol: error: Invalid node name"}) == \
         "non-zero return code: scontrol: error: Invalid node name"
     assert failure_reason({}) == "failed"
+
+
+def test_a_move_between_streams_names_the_stream_left_and_reached():
+    plans = {
+        "h1": {"action": "upgrade", "from": "7.2.3", "to": "10.1.0", "from_stream": "legacy",
+               "to_stream": "core_sdk_10"},
+        "h2": {"action": "upgrade", "from": "10.0.0", "to": "10.1.0", "from_stream": "core_sdk_10",
+               "to_stream": "core_sdk_10"},
+    }
+    report = rollout_report("upgrade", plans, {"h1": DONE, "h2": DONE})
+    entries = {entry["host"]: entry for entry in report["hosts"]}
+    assert (entries["h1"]["from_stream"], entries["h1"]["to_stream"]) == ("legacy", "core_sdk_10")
+    table = rollout_table(report)
+    assert table[0].split(None, 2)[2].strip() == "7.2.3 (legacy) -> 10.1.0 (core_sdk_10)"
+    assert table[1].split(None, 2)[2].strip() == "10.0.0 -> 10.1.0"
