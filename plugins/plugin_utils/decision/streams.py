@@ -16,6 +16,9 @@ a matrix row and nothing else.
 * release_packages(streams, matrix, release, usecases, targets, package_format, all_targets):
   the package names of the use cases for the host's GPU targets.
 * install_root, default_links, stream_tools: where a release lives, what points at it, what it ships.
+* installed_releases(streams, matrix, packages) / default_link_release(streams, matrix, link, resolved, ...):
+  a host's installed releases of every stream (from their release packages) and its default release
+  (from the path its default link resolves to); replaces / conflicting: which streams cannot sit side by side.
 * stream_problems(streams, keys, matrix): what is wrong with the tables (an extension's typo).
 
 Every failure is a StreamError whose message names the release, the stream and what to do.
@@ -566,3 +569,148 @@ def retired_paths(streams, found, manager):
                 paths.append(path)
     written = [item["path"] for item in found]
     return [path for path in paths if path not in written]
+
+
+# The fields a release's templates hold, each as a token that survives _format and re.escape, and what it matches.
+_FIELD_TOKENS = (("major", "\x01", "[0-9]+"), ("minor", "\x02", "[0-9]+"), ("patch", "\x03", "[0-9]+"),
+                 ("short", "\x04", "[0-9]+[.][0-9]+(?:[.][0-9]+)?"))
+_VERSION = re.compile(r"^(?:[0-9]+:)?([0-9]+)\.([0-9]+)\.([0-9]+)")
+
+
+def _template_fields(stream, template, text):
+    """The release fields {major, minor[, patch]} for which ``template`` (a format of a release's fields: a release
+    package's name, an install root) is ``text`` in ``stream``, or None; patch is missing where the template holds
+    the series only (amdrocm-sysdeps{series}, /opt/rocm/core-{series})."""
+    values = {name: token for name, token, _part in _FIELD_TOKENS}
+    values["release"] = "\x01.\x02.\x03"
+    values["series"] = _format(stream.get("series") or "{release}", values)
+    values["dir"] = _format(stream.get("dir") or "{release}", values)
+    pattern = re.escape(_format(template, values))
+    for name, token, part in _FIELD_TOKENS:
+        pieces = pattern.replace(re.escape(token), token).split(token)
+        # The first place a field appears captures it, every later one must repeat it.
+        pattern = pieces[0] + "".join(("(?P<%s>%s)" % (name, part) if index == 1 else "(?P=%s)" % name) + piece
+                                      for index, piece in enumerate(pieces[1:], start=1))
+    match = re.match("^%s$" % pattern, str(text))
+    if not match:
+        return None
+    fields = {name: value for name, value in match.groupdict().items() if value is not None}
+    short = fields.pop("short", None)
+    if short:
+        parts = short.split(".")
+        # A short release is major.minor where its patch is 0 (_release_parts).
+        fields.setdefault("major", parts[0])
+        fields.setdefault("minor", parts[1])
+        fields.setdefault("patch", parts[2] if len(parts) > 2 else "0")
+    if "major" not in fields or "minor" not in fields:
+        return None
+    return fields
+
+
+def _version_release(version):
+    """The x.y.z a package version or a version file starts with (1:10.1.0-1, 10.1.0, 7.2.3.70203-90~22.04)."""
+    match = _VERSION.match(str(version or "").strip())
+    return ".".join(str(int(part)) for part in match.groups()) if match else None
+
+
+def _same_series(fields, release):
+    parts = str(release).split(".")
+    return [int(parts[0]), int(parts[1])] == [int(fields["major"]), int(fields["minor"])] and (
+        "patch" not in fields or int(parts[2]) == int(fields["patch"]))
+
+
+def _matching_release(streams, matrix, text, template_of, hints, what, remedy):
+    """(release, stream name) of ``text`` (what ``template_of(stream)`` makes of a release in some stream), or None
+    where no stream's template makes it. A template that holds the series only takes the release from ``hints``
+    ([(release, stream name or None)]: a package's version, a version file) or from the single release of that
+    series the support matrix lists for the stream; the stream is the one the matrix names for the release."""
+    found = []
+    for name, stream in sorted((streams or {}).items()):
+        template = template_of(stream) if isinstance(stream, dict) else None
+        fields = _template_fields(stream, template, text) if template else None
+        if fields is None:
+            continue
+        if "patch" in fields:
+            release = "%d.%d.%d" % (int(fields["major"]), int(fields["minor"]), int(fields["patch"]))
+        else:
+            hinted = [hint for hint, hint_stream in hints if hint and hint_stream in (None, name)
+                      and _same_series(fields, hint)]
+            listed = [known for known in (matrix or {}) if _RELEASE.match(str(known)) and _same_series(fields, known)
+                      and stream_name(matrix, known) == name]
+            release = hinted[0] if hinted else (listed[0] if len(listed) == 1 else None)
+        found.append((name, release))
+    if not found:
+        return None
+    named = [(name, release) for name, release in found if release in (matrix or {})
+             and stream_name(matrix, release) == name]
+    if named:
+        return named[0][1], named[0][0]
+    if len(found) == 1 and found[0][1]:
+        return found[0][1], found[0][0]
+    releases = sorted({release for _name, release in found if release})
+    titles = " or ".join(sorted(str(streams[name].get("title") or name) for name, _release in found))
+    if not releases:
+        raise StreamError("%s is %s of a release of %s, and neither a version nor the support matrix says which: "
+                          "%s, or add the release's row to preflight_support_matrix_extra" % (
+                              text, what, titles, remedy))
+    raise StreamError("%s is %s of ROCm %s, which the support matrix does not list, so its release stream is not "
+                      "known (%s): add its row to preflight_support_matrix_extra" % (
+                          text, what, ", ".join(releases), titles))
+
+
+def installed_releases(streams, matrix, packages):
+    """{release: {stream, package}} of the releases whose release package (rocm-core7.2.3, amdrocm-sysdeps10.1) is
+    among ``packages``: ansible_facts.packages ({name: [{version, ...}]}) or package names.
+
+    A release package that names the series only (amdrocm-sysdeps10.1) takes its release from its version
+    (10.1.0-1: 10.1.0), or from the support matrix where a single release of the stream has that series; a
+    release the matrix does not list keeps the stream whose package name it has (rocm-core5.7.1: legacy).
+    Raises StreamError where a release package's release or stream cannot be told."""
+    if isinstance(packages, dict):
+        entries = {str(name): [(entry or {}).get("version") for entry in versions or [] if isinstance(entry, dict)]
+                   for name, versions in packages.items()}
+    else:
+        entries = {str(name): [] for name in packages or []}
+    found = {}
+    for name, versions in sorted(entries.items()):
+        # One answer per installed version (rpm can install one name at several versions), one without any.
+        for hints in [[(_version_release(version), None)] for version in versions if _version_release(version)] or [[]]:
+            match = _matching_release(streams, matrix, name, _release_package_template, hints, "the release package",
+                                      "pass the installed packages with their versions (ansible_facts.packages)")
+            if match:
+                found[match[0]] = {"stream": match[1], "package": name}
+    return found
+
+
+def _release_package_template(stream):
+    return stream.get("release_package") or "rocm-core{release}"
+
+
+def default_link_release(streams, matrix, link, resolved, version_text=None, installed=None):
+    """(release, stream name) that ``link`` (a stream's first default link: /opt/rocm, /opt/rocm/core) makes the
+    host's default, from ``resolved``, the path the link resolves to (/opt/rocm-7.2.3, /opt/rocm/core-10.1); None
+    where no stream's default path is ``resolved``. A path that holds the series only takes the release from
+    ``version_text`` (its .info/version: 10.1.0) or the installed release of that series (``installed``, from
+    installed_releases)."""
+    if not resolved:
+        return None
+    resolved = str(resolved).rstrip("/") or "/"
+
+    def path_of(stream):
+        entries = [item for item in stream.get("default") or [] if isinstance(item, dict)]
+        return entries[0].get("path") if entries and entries[0].get("link") == link else None
+
+    hints = [(_version_release(version_text), None)] if _version_release(version_text) else []
+    hints += [(release, item.get("stream")) for release, item in sorted((installed or {}).items())]
+    return _matching_release(streams, matrix, resolved, path_of, hints, "the install root",
+                             "read its .info/version, or pass the installed packages with their versions")
+
+
+def replaces(streams, new, old):
+    """Whether AMD's instructions remove the releases of stream ``old`` before installing one of ``new``."""
+    return old != new and old in (((streams or {}).get(new) or {}).get("replaces") or [])
+
+
+def conflicting(streams, first, second):
+    """Whether releases of the two streams cannot be installed side by side (one replaces the other)."""
+    return bool(replaces(streams, first, second) or replaces(streams, second, first))
