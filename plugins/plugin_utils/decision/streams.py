@@ -658,23 +658,25 @@ def _matching_release(streams, matrix, text, template_of, hints, what, remedy):
                           text, what, ", ".join(releases), titles))
 
 
-def installed_releases(streams, matrix, packages):
+def installed_releases(streams, matrix, packages, versions=()):
     """{release: {stream, package}} of the releases whose release package (rocm-core7.2.3, amdrocm-sysdeps10.1) is
     among ``packages``: ansible_facts.packages ({name: [{version, ...}]}) or package names.
 
     A release package that names the series only (amdrocm-sysdeps10.1) takes its release from its version
-    (10.1.0-1: 10.1.0), or from the support matrix where a single release of the stream has that series; a
-    release the matrix does not list keeps the stream whose package name it has (rocm-core5.7.1: legacy).
-    Raises StreamError where a release package's release or stream cannot be told."""
+    (10.1.0-1: 10.1.0); without one, from ``versions`` (texts such as the default release's .info/version: 10.1.0)
+    where one is of its series, else from the support matrix where a single release of the stream has that
+    series. A release the matrix does not list keeps the stream whose package name it has (rocm-core5.7.1:
+    legacy). Raises StreamError where a release package's release or stream cannot be told."""
     if isinstance(packages, dict):
-        entries = {str(name): [(entry or {}).get("version") for entry in versions or [] if isinstance(entry, dict)]
-                   for name, versions in packages.items()}
+        entries = {str(name): [(entry or {}).get("version") for entry in listed or [] if isinstance(entry, dict)]
+                   for name, listed in packages.items()}
     else:
         entries = {str(name): [] for name in packages or []}
     found = {}
-    for name, versions in sorted(entries.items()):
+    for name, own in sorted(entries.items()):
         # One answer per installed version (rpm can install one name at several versions), one without any.
-        for hints in [[(_version_release(version), None)] for version in versions if _version_release(version)] or [[]]:
+        for hints in [[(_version_release(version), None)] for version in own if _version_release(version)] or [
+                [(_version_release(text), None) for text in versions or () if _version_release(text)]]:
             match = _matching_release(streams, matrix, name, _release_package_template, hints, "the release package",
                                       "pass the installed packages with their versions (ansible_facts.packages)")
             if match:

@@ -82,7 +82,7 @@ def host_state(default_path, packages, record=None, core_path=None, core_version
     streams, matrix = _tables(streams, matrix)
     if record is not None and not (isinstance(record, dict) and record.get("schema") == RECORD_SCHEMA):
         raise ValueError("the upgrade record is not one this version writes (schema %s): %r" % (RECORD_SCHEMA, record))
-    installed = installed_releases(streams, matrix, packages)
+    installed = installed_releases(streams, matrix, packages, [core_version] if core_version else [])
     default = default_link_release(streams, matrix, DEFAULT_LINK, default_path, None, installed)
     if default is None and core_path:
         try:

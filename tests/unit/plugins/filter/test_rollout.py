@@ -51,6 +51,12 @@ def test_a_core_sdk_host_reads_its_default_from_the_core_link_and_its_version_fi
     on_target = rocm_upgrade_plan(CORE_ROCM, CORE_PACKAGES, None, "10.1.0", core=CORE_CORE["stat"],
                                   core_version="10.1.0")
     assert (on_target["action"], on_target["reason"]) == ("skip", "already on 10.1.0")
+    # Two releases of the series: the slurped version file says which is the default.
+    extras = {"matrix": {"10.1.1": {"stream": "core_sdk_10"}}}
+    version = dict(CORE_VERSION, content=base64.b64encode(b"10.1.1\n").decode())
+    patched = rocm_upgrade_plan(CORE_ROCM, ["amdrocm-sysdeps10.1"], None, "10.1.1", core=CORE_CORE,
+                                core_version=version, extras=extras)
+    assert (patched["action"], patched["reason"]) == ("skip", "already on 10.1.1")
 
 
 def test_a_plan_that_must_not_run_is_an_error_not_an_exception():

@@ -33,9 +33,14 @@ def test_the_release_packages_of_every_stream_name_their_releases():
         "7.14.0": {"stream": "core_sdk_7_14", "package": "amdrocm-sysdeps7.14"},
         "10.1.0": {"stream": "core_sdk_10", "package": "amdrocm-sysdeps10.1"},
     }
-    # Names alone: the matrix's single release of the series.
+    # Names alone: the matrix's single release of the series, or the version file of the series where it has two.
     assert installed_releases(STREAMS, MATRIX, ["amdrocm-sysdeps10.0", "bash"]) == {
         "10.0.0": {"stream": "core_sdk_10", "package": "amdrocm-sysdeps10.0"}}
+    matrix = rocm_data.preflight_data(None, {"10.0.1": {"stream": "core_sdk_10"}}, None)[1]
+    assert installed_releases(STREAMS, matrix, ["amdrocm-sysdeps10.0"], ["10.1.0\n", "10.0.1\n"]) == {
+        "10.0.1": {"stream": "core_sdk_10", "package": "amdrocm-sysdeps10.0"}}
+    with pytest.raises(StreamError, match=r"amdrocm-sysdeps10\.0 is the release package of a release of"):
+        installed_releases(STREAMS, matrix, ["amdrocm-sysdeps10.0"], ["10.1.0"])
 
 
 def test_a_release_package_whose_release_or_stream_is_unknown_is_refused():
@@ -51,9 +56,13 @@ def test_the_default_link_names_the_default_release_and_its_stream():
     assert default_link_release(STREAMS, MATRIX, "/opt/rocm", "/opt/rocm-7.2.3/") == ("7.2.3", "legacy")
     assert default_link_release(STREAMS, MATRIX, "/opt/rocm/core", "/opt/rocm/core-10.1", "10.1.0\n") == (
         "10.1.0", "core_sdk_10")
-    installed = {"10.2.0": {"stream": "core_sdk_10", "package": "amdrocm-sysdeps10.2"}}
-    assert default_link_release(STREAMS, MATRIX, "/opt/rocm/core", "/opt/rocm/core-10.2", None, installed) == (
-        "10.2.0", "core_sdk_10")
+    # Two releases of the series in the matrix: the installed one says which.
+    matrix = rocm_data.preflight_data(None, {"10.2.1": {"stream": "core_sdk_10"}}, None)[1]
+    installed = {"10.2.1": {"stream": "core_sdk_10", "package": "amdrocm-sysdeps10.2"}}
+    assert default_link_release(STREAMS, matrix, "/opt/rocm/core", "/opt/rocm/core-10.2", None, installed) == (
+        "10.2.1", "core_sdk_10")
+    with pytest.raises(StreamError, match=r"/opt/rocm/core-10\.2 is the install root of a release of"):
+        default_link_release(STREAMS, matrix, "/opt/rocm/core", "/opt/rocm/core-10.2")
     # A version file of another series does not count.
     assert default_link_release(STREAMS, MATRIX, "/opt/rocm/core", "/opt/rocm/core-7.14", "10.1.0") == (
         "7.14.0", "core_sdk_7_14")
