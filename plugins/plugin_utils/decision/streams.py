@@ -348,40 +348,17 @@ def version_file(streams, matrix, release):
     return _format(stream.get("version_file") or "{release}-*", release_values(stream, release))
 
 
-def _release_package_pattern(stream):
-    """A regular expression for the release package of any release of ``stream``."""
-    digits = {"major": "\x01", "minor": "\x02", "patch": "\x03", "short": "\x04"}
-    values = dict(digits, release="\x01.\x02.\x03")
-    values["series"] = _format(stream.get("series") or "{release}", values)
-    values["dir"] = _format(stream.get("dir") or "{release}", values)
-    pattern = re.escape(_format(stream.get("release_package") or "rocm-core{release}", values))
-    for token, part in (("\x01", "[0-9]+"), ("\x02", "[0-9]+"), ("\x03", "[0-9]+"),
-                        ("\x04", "[0-9]+[.][0-9]+(?:[.][0-9]+)?")):
-        pattern = pattern.replace(re.escape(token), part).replace(token, part)
-    return re.compile("^%s$" % pattern)
-
-
-def unlisted_release_packages(streams, matrix, installed, releases, conflicting=False):
+def unlisted_release_packages(streams, matrix, installed, releases, conflicting_only=False):
     """The release packages among ``installed`` (package names) of a release of any stream that ``releases``
     does not list, sorted: removing them removes those releases (the packages role's
-    packages_remove_unlisted_versions, the move off the legacy stream). With ``conflicting``, only those of a
+    packages_remove_unlisted_versions, the move off the legacy stream). With ``conflicting_only``, only those of a
     stream that cannot sit beside the streams of ``releases`` (one replaces the other)."""
     listed = set(release_package(streams, matrix, release) for release in releases or [])
     wanted = set(stream_name(matrix, release) for release in releases or [])
-    patterns = []
-    for name, stream in sorted((streams or {}).items()):
-        if not isinstance(stream, dict):
-            continue
-        if conflicting and not any(_replaces(streams, name, other) or _replaces(streams, other, name)
-                                   for other in wanted):
-            continue
-        patterns.append(_release_package_pattern(stream))
-    return sorted(name for name in set(map(str, installed or [])) if name not in listed
-                  and any(pattern.match(name) for pattern in patterns))
-
-
-def _replaces(streams, name, other):
-    return other in ((streams or {}).get(name) or {}).get("replaces", [])
+    streams_in_play = [stream for name, stream in sorted((streams or {}).items()) if isinstance(stream, dict) and (
+        not conflicting_only or any(conflicting(streams, name, other) for other in wanted))]
+    return sorted(name for name in set(map(str, installed or [])) if name not in listed and any(
+        _template_fields(stream, _release_package_template(stream), name) is not None for stream in streams_in_play))
 
 
 def stream_tools(streams, matrix, release):

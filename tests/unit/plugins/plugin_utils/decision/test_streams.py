@@ -264,9 +264,9 @@ def test_the_releases_a_host_no_longer_lists_are_their_release_packages_of_any_s
         "amdrocm-sysdeps10.0", "amdrocm-sysdeps10.1", "rocm-core6.4.1"]
     assert unlisted_release_packages(STREAMS, MATRIX, installed, ["6.4.1", "7.2.3", "10.0.0", "10.1.0"]) == []
     # What stands in the way of installing a release: only another stream's, which cannot sit beside it.
-    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["10.1.0"], conflicting=True) == [
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["10.1.0"], conflicting_only=True) == [
         "rocm-core6.4.1", "rocm-core7.2.3"]
-    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["7.2.3"], conflicting=True) == [
+    assert unlisted_release_packages(STREAMS, MATRIX, installed, ["7.2.3"], conflicting_only=True) == [
         "amdrocm-sysdeps10.0", "amdrocm-sysdeps10.1"]
     with pytest.raises(StreamError, match=r"9\.9\.9 is not in the support matrix"):
         unlisted_release_packages(STREAMS, MATRIX, installed, ["9.9.9"])
