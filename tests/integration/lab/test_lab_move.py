@@ -2,100 +2,166 @@
 canary and two batches, one host of the second batch failing its move (its legacy packages cannot be removed), the
 rollout stopping after that batch, a rollback of that host and of a finished one, a rerun that completes.
 
-Hosts, in name order with upgrade_serial=1: mi210-01 (the canary) and rx7900xtx-01 (the third batch), converged
-to 7.2.3 by this module (site.yml -e preflight_rocm_version=7.2.3), and mi300x-01 (the second batch), which the
-lab's inventory pins to 7.2.3. AMD's 7.14+ instructions: "If you have ROCm 7.2.4 or older installed, please
-uninstall it before proceeding" (shared/reference/rocm-core-sdk.md). The module ends with each host back on its
-inventory's release.
+A lab of its own (own state dir, ports and mirror, as the onboarding test's), so it runs beside the tests of the
+default instance: three GPU hosts grouped as inventory/lab groups them, with the site's group_vars, each declared
+on 7.2.3 as a site in mid-move declares the hosts it has not moved yet. In name order with upgrade_serial=1:
+move-mi210 (the canary), move-mi300x (the second batch) and move-rx7900xtx (Debian 13, the third). AMD's 7.14+
+instructions: "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding"
+(shared/reference/rocm-core-sdk.md).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+from pathlib import Path
 
 import pytest
+import yaml
+from fleet_testing.lab_helpers import REPO, LabShell, lab_available, rocm_fleet
 from fleet_testing.lab_site import run_playbook
-from fleet_testing.provision_lab import sudo
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
-CANARY, SECOND, THIRD = "mi210-01", "mi300x-01", "rx7900xtx-01"
+FIRST_PORT = 2601
+MIRROR_PORT = 8680
+STATE_DIR = Path("/var/lib/rocm-fleet/lab-move-test")
+LEGACY, TARGET = "7.2.3", "10.1.0"
+# host, lab profile, inventory group, host variables (those inventory/lab keeps in host_vars), lab_debian
+NEW_HOSTS = (
+    ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "12"),
+    ("move-mi300x", "mi300x-8", "mi300x_training", {}, "12"),
+    ("move-rx7900xtx", "rx7900xtx-1", "radeon_workstations",
+     {"preflight_expected_class": "rx7900xtx", "preflight_expected_gpu_count": 1,
+      "preflight_accept_unsupported": "{{ lab_accept_lab_kernel }}"}, "13"),
+)
+CANARY, SECOND, THIRD = (host for host, *_ in NEW_HOSTS)
 HOSTS = (CANARY, SECOND, THIRD)
 LIMIT = ",".join(HOSTS)
-LEGACY, TARGET = "7.2.3", "10.1.0"
 # A site's hold on its running ROCm (apt-mark hold, as sites keep unattended upgrades off it): apt refuses to remove
 # a held package, so the move's first step fails on that host.
 HELD = f"rocm-core{LEGACY}"
-ON_LEGACY = json.dumps({"preflight_rocm_version": LEGACY})
 ON_TARGET = json.dumps({"preflight_rocm_version": TARGET})
 
 
-def default_release(lab, host: str) -> str:
-    """The directory the host's default release resolves to, on either stream."""
-    return sudo(lab, host, "if [ -e /opt/rocm/core ]; then readlink -f /opt/rocm/core; else readlink -f /opt/rocm; fi"
-                ).strip()
+def write_inventory(directory: Path) -> dict[str, int]:
+    """The three hosts, each declared on 7.2.3, with the site's group_vars and this instance's mirror port."""
+    directory.mkdir(parents=True, exist_ok=True)
+    groups: dict[str, dict] = {}
+    ports = {}
+    for offset, (host, profile, group, host_vars, debian) in enumerate(NEW_HOSTS):
+        ports[host] = FIRST_PORT + offset
+        groups.setdefault(group, {"hosts": {}})["hosts"][host] = {
+            "lab_profile": profile, "ansible_port": ports[host], "lab_debian": debian,
+            "preflight_rocm_version": LEGACY, **host_vars}
+    hosts = {"all": {"children": {"gpu_servers": {"children": groups}}}}
+    (directory / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
+    group_vars = directory / "group_vars"
+    shutil.rmtree(group_vars, ignore_errors=True)
+    group_vars.mkdir()
+    site_group_vars = REPO / "inventory" / "lab" / "group_vars"
+    for group in site_group_vars.iterdir():
+        if group.name != "all":
+            (group_vars / group.name).symlink_to(group)
+    (group_vars / "all").mkdir()
+    for item in (site_group_vars / "all").iterdir():
+        (group_vars / "all" / item.name).symlink_to(item)
+    (group_vars / "all" / "zz_instance.yml").write_text(f"---\nlab_mirror_port: {MIRROR_PORT}\n")
+    return ports
 
 
-def release_packages(lab, host: str) -> list[str]:
-    listing = sudo(lab, host, "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' 'rocm-core*' 'amdrocm-sysdeps*'"
-                              " 2>/dev/null || true")
-    return sorted(line.split()[1] for line in listing.splitlines() if line.startswith("ii"))
+class MoveLab:
+    def __init__(self, shell: LabShell, ports: dict[str, int], inventory: Path, reports: Path):
+        self.shell, self.ports, self.inventory, self.reports = shell, ports, inventory, reports
 
+    def root(self, host: str, command: str) -> str:
+        return self.shell.run(self.ports[host], f"sudo sh -c {shlex.quote(command)}", timeout=300)
 
-def record_exists(lab, host: str) -> bool:
-    return sudo(lab, host, "test -e /var/lib/rocm-fleet/upgrade.json && echo yes || echo no").strip() == "yes"
-
-
-def move(reports, *args: str, limit: str = LIMIT):
-    return run_playbook("playbooks/upgrade.yml", "-l", limit, "-e", f"upgrade_rocm_version={TARGET}",
-                        "-e", "upgrade_serial=1", "-e", f"rollout_reports_dir={reports}", *args)
-
-
-def rollback(reports, host: str, *args: str):
-    return run_playbook("playbooks/upgrade.yml", "-l", host, "-e", "upgrade_rollback=true",
-                        "-e", f"rollout_reports_dir={reports}", *args)
-
-
-def compliant(host: str, declared: str) -> None:
-    run = run_playbook("playbooks/compliance.yml", "-l", host, "-e", "compliance_fail_on_drift=true", "-e", declared)
-    assert run.returncode == 0, run.tail()
-
-
-def report(reports, name: str = "upgrade") -> dict[str, dict]:
-    document = json.loads((reports / f"{name}.json").read_text())
-    return {entry["host"]: entry for entry in document["hosts"]}
+    def playbook(self, playbook: str, *args: str):
+        return run_playbook(playbook, *args, inventory=self.inventory)
 
 
 @pytest.fixture(scope="module")
-def reports(compliant_lab, lab, tmp_path_factory):
-    """The three hosts on 7.2.3, converged as a site declares them; afterwards each back on its inventory's release."""
-    onto_legacy = run_playbook("site.yml", "-l", f"{CANARY},{THIRD}", "-e", ON_LEGACY)
-    assert onto_legacy.returncode == 0, onto_legacy.tail()
-    directory = tmp_path_factory.mktemp("move-reports")
-    yield directory
-    sudo(lab, SECOND, f"apt-mark unhold {HELD}")
-    for host in HOSTS:
-        rollback(directory, host)
-    back = run_playbook("site.yml", "-l", LIMIT)
-    assert back.returncode == 0, back.tail()
+def lab(tmp_path_factory):
+    reason = lab_available()
+    if reason:
+        pytest.skip(reason)
+    work = tmp_path_factory.mktemp("move")
+    inventory = work / "inventory"
+    ports = write_inventory(inventory)
+    env = {"ROCM_FLEET_LAB_DIR": str(STATE_DIR), "ROCM_FLEET_LAB_INVENTORY": str(inventory),
+           "ROCM_FLEET_LAB_MIRROR_PORT": str(MIRROR_PORT)}
+    # run_playbook takes the lab's paths from the environment, as the inventory's connection settings do.
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        try:
+            rocm_fleet("lab", "reset", env=env, check=False)
+            up = rocm_fleet("lab", "up", env=env, check=False)
+            assert up.returncode == 0, up.stdout + up.stderr
+            instance = MoveLab(LabShell(STATE_DIR), ports, inventory, work / "reports")
+            converged = instance.playbook("site.yml")
+            assert converged.returncode == 0, converged.tail()
+            yield instance
+        finally:
+            reset = rocm_fleet("lab", "reset", env=env, check=False)
+            assert reset.returncode == 0, reset.stdout + reset.stderr
 
 
-def test_check_mode_shows_the_move_and_changes_nothing(lab, reports):
-    run = move(reports, "--check")
+def default_release(lab: MoveLab, host: str) -> str:
+    """The directory the host's default release resolves to, on either stream."""
+    return lab.root(host, "if [ -e /opt/rocm/core ]; then readlink -f /opt/rocm/core; else readlink -f /opt/rocm; fi"
+                    ).strip()
+
+
+def release_packages(lab: MoveLab, host: str) -> list[str]:
+    listing = lab.root(host, "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' 'rocm-core*' 'amdrocm-sysdeps*'"
+                             " 2>/dev/null || true")
+    return sorted(line.split()[1] for line in listing.splitlines() if line.startswith("ii"))
+
+
+def record_exists(lab: MoveLab, host: str) -> bool:
+    return lab.root(host, "test -e /var/lib/rocm-fleet/upgrade.json && echo yes || echo no").strip() == "yes"
+
+
+def move(lab: MoveLab, *args: str):
+    return lab.playbook("playbooks/upgrade.yml", "-l", LIMIT, "-e", f"upgrade_rocm_version={TARGET}",
+                        "-e", "upgrade_serial=1", "-e", f"rollout_reports_dir={lab.reports}", *args)
+
+
+def rollback(lab: MoveLab, host: str, *args: str):
+    return lab.playbook("playbooks/upgrade.yml", "-l", host, "-e", "upgrade_rollback=true",
+                        "-e", f"rollout_reports_dir={lab.reports}", *args)
+
+
+def compliant(lab: MoveLab, hosts: str, *args: str) -> None:
+    """compliance.yml fails on any drift: the hosts as the inventory declares them (7.2.3), or as ``args`` do."""
+    run = lab.playbook("playbooks/compliance.yml", "-l", hosts, "-e", "compliance_fail_on_drift=true", *args)
+    assert run.returncode == 0, run.tail()
+
+
+def report(lab: MoveLab, name: str = "upgrade") -> dict[str, dict]:
+    document = json.loads((lab.reports / f"{name}.json").read_text())
+    return {entry["host"]: entry for entry in document["hosts"]}
+
+
+def test_check_mode_shows_the_move_and_changes_nothing(lab):
+    run = move(lab, "--check")
     assert run.returncode == 0, run.tail()
     assert f"would remove rocm-core{LEGACY} (legacy), install ROCm {TARGET} (core_sdk_10)" in run.output, run.tail()
-    planned = report(reports, "upgrade.check")
+    planned = report(lab, "upgrade.check")
     assert {host: (entry["from"], entry["from_stream"], entry["to"], entry["to_stream"])
             for host, entry in planned.items()} == dict.fromkeys(HOSTS, (LEGACY, "legacy", TARGET, "core_sdk_10"))
     assert all(default_release(lab, host) == f"/opt/rocm-{LEGACY}" for host in HOSTS)
     assert not any(record_exists(lab, host) for host in HOSTS)
 
 
-def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab, reports):
-    sudo(lab, SECOND, f"apt-mark hold {HELD}")
-    stopped = move(reports)
+def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab):
+    lab.root(SECOND, f"apt-mark hold {HELD}")
+    stopped = move(lab)
     assert stopped.returncode != 0
-    hosts = report(reports)
+    hosts = report(lab)
     assert hosts[CANARY]["outcome"] == "done", hosts[CANARY]
     assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "install", hosts[SECOND]
     # apt's own words, as the package module reports them.
@@ -109,45 +175,45 @@ def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab,
     # The failed host still runs 7.2.3, as its inventory declares it, and is compliant against it.
     assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
     assert release_packages(lab, SECOND) == [HELD]
-    compliant(SECOND, ON_LEGACY)
+    compliant(lab, SECOND)
     assert f"-e upgrade_rollback=true -l {SECOND}" in stopped.output, stopped.tail()
 
 
-def test_a_rollback_of_the_failed_host_leaves_it_compliant_on_its_release(lab, reports):
-    back = rollback(reports, SECOND)
+def test_a_rollback_of_the_failed_host_leaves_it_compliant_on_its_release(lab):
+    back = rollback(lab, SECOND)
     assert back.returncode == 0, back.tail()
-    assert report(reports, "rollback")[SECOND]["outcome"] in ("done", "skipped")
+    assert report(lab, "rollback")[SECOND]["outcome"] in ("done", "skipped")
     assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
     assert release_packages(lab, SECOND) == [HELD]
-    compliant(SECOND, ON_LEGACY)
+    compliant(lab, SECOND)
 
 
-def test_a_rollback_target_the_mirror_no_longer_serves_is_refused_before_any_change(lab, reports):
+def test_a_rollback_target_the_mirror_no_longer_serves_is_refused_before_any_change(lab):
     served = json.dumps({"repo_available_rocm_versions": ["10.0.0", TARGET]})
-    refused = rollback(reports, CANARY, "-e", served)
+    refused = rollback(lab, CANARY, "-e", served)
     assert refused.returncode != 0
     assert f"{CANARY}: " in refused.output and LEGACY in refused.output, refused.tail()
     assert not any(refused.changed_tasks.values()), refused.changed_tasks
     assert default_release(lab, CANARY) == "/opt/rocm/core-10.1"
 
 
-def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab, reports):
-    sudo(lab, SECOND, f"apt-mark unhold {HELD}")
-    finished = move(reports)
+def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
+    lab.root(SECOND, f"apt-mark unhold {HELD}")
+    finished = move(lab)
     assert finished.returncode == 0, finished.tail()
-    hosts = report(reports)
+    hosts = report(lab)
     assert {host: entry["outcome"] for host, entry in hosts.items()} == {
         CANARY: "skipped", SECOND: "done", THIRD: "done"}
     for host in HOSTS:
         assert default_release(lab, host) == "/opt/rocm/core-10.1", host
         assert release_packages(lab, host) == ["amdrocm-sysdeps10.1"], host
-    compliant(LIMIT, ON_TARGET)
+    compliant(lab, LIMIT, "-e", ON_TARGET)
 
 
-def test_a_rollback_of_a_finished_move_returns_the_host_to_its_legacy_release(lab, reports):
-    back = rollback(reports, CANARY)
+def test_a_rollback_of_a_finished_move_returns_the_host_to_its_legacy_release(lab):
+    back = rollback(lab, CANARY)
     assert back.returncode == 0, back.tail()
-    assert report(reports, "rollback")[CANARY]["outcome"] == "done"
+    assert report(lab, "rollback")[CANARY]["outcome"] == "done"
     assert default_release(lab, CANARY) == f"/opt/rocm-{LEGACY}"
     assert HELD in release_packages(lab, CANARY) and "amdrocm-sysdeps10.1" not in release_packages(lab, CANARY)
-    compliant(CANARY, ON_LEGACY)
+    compliant(lab, CANARY)
