@@ -118,7 +118,8 @@ def default_release(lab: MoveLab, host: str) -> str:
 def release_packages(lab: MoveLab, host: str) -> list[str]:
     listing = lab.root(host, "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' 'rocm-core*' 'amdrocm-sysdeps*'"
                              " 2>/dev/null || true")
-    return sorted(line.split()[1] for line in listing.splitlines() if line.startswith("ii"))
+    # db:Status-Abbrev: the wanted state (i install, h hold), then the current one (i installed).
+    return sorted(line.split()[1] for line in listing.splitlines() if line[1:2] == "i")
 
 
 def record_exists(lab: MoveLab, host: str) -> bool:
@@ -176,7 +177,8 @@ def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab)
     assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
     assert release_packages(lab, SECOND) == [HELD]
     compliant(lab, SECOND)
-    assert f"-e upgrade_rollback=true -l {SECOND}" in stopped.output, stopped.tail()
+    context = json.loads((lab.reports / "upgrade.json").read_text())["context"]
+    assert context["rollback_command"].endswith(f"-e upgrade_rollback=true -l {SECOND}"), context
 
 
 def test_a_rollback_of_the_failed_host_leaves_it_compliant_on_its_release(lab):
@@ -197,8 +199,25 @@ def test_a_rollback_target_the_mirror_no_longer_serves_is_refused_before_any_cha
     assert default_release(lab, CANARY) == "/opt/rocm/core-10.1"
 
 
+def test_a_move_that_fails_at_the_driver_puts_the_legacy_release_back(lab):
+    """The legacy packages went, the target came, then the driver step fails (a hold on amdgpu-dkms): the host gets
+    its legacy release back (the target's stream removed, 7.2.3 installed again) with its driver, compliant."""
+    driver = lab.root(SECOND, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip()
+    lab.root(SECOND, f"apt-mark unhold {HELD} && apt-mark hold amdgpu-dkms")
+    stopped = move(lab)
+    assert stopped.returncode != 0
+    hosts = report(lab)
+    assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "driver", hosts[SECOND]
+    assert "Held packages were changed" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
+    assert hosts[THIRD]["outcome"] == "not_started" and THIRD not in stopped.changed_tasks, stopped.tail()
+    assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}", stopped.tail()
+    assert release_packages(lab, SECOND) == [HELD]
+    assert lab.root(SECOND, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip() == driver
+    compliant(lab, SECOND)
+
+
 def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
-    lab.root(SECOND, f"apt-mark unhold {HELD}")
+    lab.root(SECOND, "apt-mark unhold amdgpu-dkms")
     finished = move(lab)
     assert finished.returncode == 0, finished.tail()
     hosts = report(lab)
