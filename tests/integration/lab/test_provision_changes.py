@@ -28,14 +28,16 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 # Hand changes on two hosts (every kind of object: a file's content, a sysctl, a file removed, a group
 # membership), each with the one managed object that --check --diff must report for it (by its label).
+# mi250x-01 runs the legacy stream (6.3.3, with AMD's apt pin), rx6700xt-01 the ROCm Core SDK (10.0.0, no pin).
 HAND_CHANGES = {
     "mi250x-01": [
+        ("rm /etc/apt/preferences.d/rocm-pin-600", "repo: /etc/apt/preferences.d/rocm-pin-600"),
         ("printf 'export HIP_VISIBLE_DEVICES=0\\n' >> /etc/profile.d/rocm.sh", "environment: /etc/profile.d/rocm.sh"),
         ("sed -i 's/^kernel.numa_balancing *= *0$/kernel.numa_balancing = 1/' /etc/sysctl.d/90-rocm-fleet.conf"
          " && grep -q 'numa_balancing = 1' /etc/sysctl.d/90-rocm-fleet.conf", "kernel: kernel.numa_balancing=0"),
     ],
     "rx6700xt-01": [
-        ("rm /etc/apt/preferences.d/rocm-pin-600", "repo: /etc/apt/preferences.d/rocm-pin-600"),
+        ("rm /etc/ld.so.conf.d/rocm.conf", "environment: /etc/ld.so.conf.d/rocm.conf"),
         (f"gpasswd --delete {CREATED_USER} render", f"access: {CREATED_USER} in render, video"),
     ],
 }
