@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,3 +49,18 @@ def run_playbook(playbook: str = "site.yml", *args: str, inventory: Path = LAB_I
     log.unlink()
     return PlaybookRun(result.returncode, output, recap, recorded.get("changed", {}), recorded.get("objects", {}),
                        recorded.get("failed", {}))
+
+
+def link_site_group_vars(inventory: Path, mirror_port: int) -> None:
+    """inventory/lab's group_vars linked into ``inventory`` (a lab instance of a test's own), with its mirror port."""
+    group_vars = inventory / "group_vars"
+    shutil.rmtree(group_vars, ignore_errors=True)
+    group_vars.mkdir()
+    site_group_vars = REPO / "inventory" / "lab" / "group_vars"
+    for group in site_group_vars.iterdir():
+        if group.name != "all":
+            (group_vars / group.name).symlink_to(group)
+    (group_vars / "all").mkdir()
+    for item in (site_group_vars / "all").iterdir():
+        (group_vars / "all" / item.name).symlink_to(item)
+    (group_vars / "all" / "zz_instance.yml").write_text(f"---\nlab_mirror_port: {mirror_port}\n")

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from fleet_testing.lab_helpers import REPO, LabShell, lab_available, rocm_fleet
-from fleet_testing.lab_site import run_playbook
+from fleet_testing.lab_helpers import LabShell, lab_available, rocm_fleet
+from fleet_testing.lab_site import link_site_group_vars, run_playbook
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -57,17 +56,7 @@ def write_inventory(directory: Path) -> dict[str, int]:
             "preflight_rocm_version": LEGACY, **host_vars}
     hosts = {"all": {"children": {"gpu_servers": {"children": groups}}}}
     (directory / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
-    group_vars = directory / "group_vars"
-    shutil.rmtree(group_vars, ignore_errors=True)
-    group_vars.mkdir()
-    site_group_vars = REPO / "inventory" / "lab" / "group_vars"
-    for group in site_group_vars.iterdir():
-        if group.name != "all":
-            (group_vars / group.name).symlink_to(group)
-    (group_vars / "all").mkdir()
-    for item in (site_group_vars / "all").iterdir():
-        (group_vars / "all" / item.name).symlink_to(item)
-    (group_vars / "all" / "zz_instance.yml").write_text(f"---\nlab_mirror_port: {MIRROR_PORT}\n")
+    link_site_group_vars(directory, MIRROR_PORT)
     return ports
 
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from fleet_testing.lab_helpers import REPO, LabShell, lab_available, rocm_fleet
-from fleet_testing.lab_site import PlaybookRun, run_playbook
+from fleet_testing.lab_helpers import LabShell, lab_available, rocm_fleet
+from fleet_testing.lab_site import PlaybookRun, link_site_group_vars, run_playbook
 from fleet_testing.provision_lab import SERVED_ROCM_VERSIONS
 
 pytestmark = pytest.mark.lab
@@ -71,17 +70,7 @@ def write_onboarding_inventory(directory: Path, first_port: int, mirror_port: in
         "children": {"gpu_servers": {"children": gpu_groups}, **groups}}}
     (directory / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
     # The site's group_vars as they are, plus this instance's mirror port.
-    group_vars = directory / "group_vars"
-    shutil.rmtree(group_vars, ignore_errors=True)
-    group_vars.mkdir()
-    site_group_vars = REPO / "inventory" / "lab" / "group_vars"
-    for group in site_group_vars.iterdir():
-        if group.name != "all":
-            (group_vars / group.name).symlink_to(group)
-    (group_vars / "all").mkdir()
-    for item in (site_group_vars / "all").iterdir():
-        (group_vars / "all" / item.name).symlink_to(item)
-    (group_vars / "all" / "zz_instance.yml").write_text(f"---\nlab_mirror_port: {mirror_port}\n")
+    link_site_group_vars(directory, mirror_port)
     return ports
 
 
