@@ -32,9 +32,15 @@ PACKAGES = (
     # Every real Debian machine has both (Priority important): the hosts carry the
     # distribution's own udev rules, which the lab applies (rocm_fleet.lab.udev) and the
     # real udevadm test judges. Debian 12 ships 70-uaccess.rules and the seat rules in
-    # systemd, not udev. Nothing starts either: the lab's init is PID 1.
+    # systemd, not udev. systemd boots the host (rocm_fleet.lab.nspawn); udevd does not run.
     "udev",
     "systemd",
+    # /sbin/init, shutdown, reboot, poweroff, halt: what a server's systemd is booted and stopped with.
+    "systemd-sysv",
+    # A server's login sessions (logind, on the system bus); systemd 252's `shutdown -r 0`, which
+    # ansible.builtin.reboot runs, schedules the reboot through logind.
+    "dbus",
+    "libpam-systemd",
 )
 # Commands run inside the new root after debootstrap (chroot, no network needed).
 CUSTOMIZE = (

@@ -1,10 +1,11 @@
 """Finding what the lab left running, also after a crash or a kill -9.
 
-A lab process is either a lab program of the controller (supervisor, stage2 or
-the mirror server, recognised by its command line and its lab directory) or a
-process inside a lab host, recognised by its root mount: an overlay whose upper
-layer lies under the lab's state directory. The second test holds after
-pivot_root, when the process's paths no longer mention the state directory.
+A lab process is either a lab program of the controller (supervisor, the
+systemd-nspawn of a host or the mirror server, recognised by its command line and
+its lab directory) or a process inside a lab host, recognised by its root mount: an
+overlay whose upper layer lies under the lab's state directory. The second test
+holds inside the host, whose paths no longer mention the state directory. Each
+host's cgroup (rocm_fleet.lab.nspawn) goes last, with whatever it still holds.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import signal
 import time
 from pathlib import Path
 
-from rocm_fleet.lab import paths
+from rocm_fleet.lab import nspawn, paths
 from rocm_fleet.lab.mounts import unmount_all_under
 
-LAB_PROGRAMS = (b"rocm_fleet.lab.supervisor", b"rocm_fleet.lab.stage2", b"rocm_fleet.lab.mirror")
+LAB_PROGRAMS = (b"rocm_fleet.lab.supervisor", b"systemd-nspawn", b"rocm_fleet.lab.mirror")
 
 
 def _root_is_lab_overlay(pid: int, state: str) -> bool:
@@ -83,6 +84,22 @@ def kill_lab_processes(state_dir: Path | None = None, timeout: float = 5) -> lis
             except ChildProcessError:
                 pass
         time.sleep(0.1)
+
+
+def remove_lab_cgroups(state_dir: Path | None = None) -> list[int]:
+    """Kill what is left in the lab's cgroups, remove them and nspawn's leftovers; return pids that stayed."""
+    try:
+        directories = nspawn.lab_cgroups(state_dir)
+    except nspawn.EngineMissing:
+        return []
+    remaining = nspawn.kill_cgroups(directories)
+    nspawn.remove_cgroups(directories)
+    for leftover in nspawn.PROPAGATE.glob(f"lab-{nspawn.lab_id(state_dir)}-*"):
+        try:
+            leftover.rmdir()
+        except OSError:
+            pass
+    return remaining
 
 
 def remove_lab_mounts(state_dir: Path | None = None) -> list[str]:

@@ -29,7 +29,8 @@ def register(subparsers) -> None:
         "fault",
         help="inject a fault",
         description="HOST stop|start|hang-tool TOOL|corrupt-tool TOOL|remove-gpu INDEX|degrade-link I J|"
-        "unload-amdgpu|clear|" + cli_faults.USAGE
+        "unload-amdgpu|clear|"
+        + cli_faults.USAGE
         + ", or: mirror down|up|wrong-key|next-key|rotated-key|missing-package:NAME|clear",
     )
     fault.add_argument("target", help="a lab host, or 'mirror'")

@@ -20,14 +20,8 @@ from rocm_fleet.lab.kernelstate import AMDGPU
 # DRM nodes get devtmpfs's 0600; both root:root.
 KERNEL_NODE_MODES = {"kfd": 0o666}
 DEFAULT_NODE_MODE = 0o600
-BASIC_DEVICES = {  # name: (major, minor, mode)
-    "null": (1, 3, 0o666),
-    "zero": (1, 5, 0o666),
-    "full": (1, 7, 0o666),
-    "random": (1, 8, 0o666),
-    "urandom": (1, 9, 0o666),
-    "tty": (5, 0, 0o666),
-}
+# Rendered /sys entries a re-render leaves alone: fs/cgroup carries the host's cgroup mount.
+KEPT_ENTRIES = ("fs",)
 
 
 def load_faulted_profile(profile_name: str, faults: dict):
@@ -54,7 +48,8 @@ def render_sys(
 
     ``amdgpu`` is None when the driver is not loaded, else {"version": str|None, "options": {k: v}}.
     ``partition_state``: the host's partition modes (rocm_fleet.lab.partitions), None for the profile's.
-    Content is replaced in place because ``destination`` is bind-mounted into the running host.
+    Content is replaced in place because ``destination`` is bind-mounted into the running host, and
+    ``fs`` (the mount point of the host's cgroup, see guest/boot) is never touched.
     """
     try:
         from rocm_fleet.hardware.render import render_profile
@@ -74,10 +69,14 @@ def render_sys(
     if amdgpu is not None:
         _write_module(rendered / "module" / AMDGPU, amdgpu)
     destination.mkdir(parents=True, exist_ok=True)
+    (destination / "fs" / "cgroup").mkdir(parents=True, exist_ok=True)
     for child in list(destination.iterdir()):
+        if child.name in KEPT_ENTRIES:
+            continue
         shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
     for child in list(rendered.iterdir()):
-        child.rename(destination / child.name)
+        if child.name not in KEPT_ENTRIES:
+            child.rename(destination / child.name)
     shutil.rmtree(staging, ignore_errors=True)
     return nodes
 
@@ -116,31 +115,13 @@ def _normalize_node(node) -> dict:
     }
 
 
-def populate_dev(dev: Path, gpu_nodes: list[dict], root: Path) -> None:
-    """Create /dev for a boot: the basic character devices, devpts/shm mount points and the GPU nodes."""
-    dev.mkdir(parents=True, exist_ok=True)
-    for name, (major, minor, mode) in BASIC_DEVICES.items():
-        _mknod(dev / name, major, minor, mode)
-    for directory in ("pts", "shm"):
-        (dev / directory).mkdir(exist_ok=True)
-    for link, target in (
-        ("ptmx", "pts/ptmx"),
-        ("fd", "/proc/self/fd"),
-        ("stdin", "/proc/self/fd/0"),
-        ("stdout", "/proc/self/fd/1"),
-        ("stderr", "/proc/self/fd/2"),
-    ):
-        if not (dev / link).is_symlink():
-            (dev / link).symlink_to(target)
-    sync_gpu_nodes(dev, gpu_nodes, root)
-
-
-def sync_gpu_nodes(dev: Path, gpu_nodes: list[dict], root: Path, retrigger: bool = False) -> None:
+def sync_gpu_nodes(dev: Path, gpu_nodes: list[dict], root: Path, sys_dir: Path, retrigger: bool = False) -> None:
     """Make /dev/kfd and /dev/dri/* exactly the renderer's list (a vanished GPU loses its nodes).
 
-    A new node gets the kernel's mode, then what the host's udev rules say (rocm_fleet.lab.udev);
-    a node that stays keeps the ownership and mode it has, unless ``retrigger`` replays the rules
-    (udevadm trigger). ``dev`` lies next to the rendered ``sys`` in the host's run directory.
+    A new node gets the kernel's mode, then what the host's udev rules say (rocm_fleet.lab.udev),
+    judged on the rendered ``sys_dir``; a node that stays keeps the ownership and mode it has, unless
+    ``retrigger`` replays the rules (udevadm trigger). ``dev`` is the running host's own /dev (the
+    tmpfs systemd-nspawn made), reached from the machine through /proc/<host pid 1>/root.
     """
     wanted = {node["path"]: node for node in gpu_nodes}
     existing = [dev / "kfd"] + (sorted((dev / "dri").iterdir()) if (dev / "dri").is_dir() else [])
@@ -156,11 +137,11 @@ def sync_gpu_nodes(dev: Path, gpu_nodes: list[dict], root: Path, retrigger: bool
             current = path.stat()
             if os.major(current.st_rdev) == node["major"] and os.minor(current.st_rdev) == node["minor"]:
                 if retrigger:
-                    _apply_udev(path, relative, root, dev.parent / "sys", rules)
+                    _apply_udev(path, relative, root, sys_dir, rules)
                 continue  # keep ownership and mode a udev rule or a role gave it
             path.unlink()
         _mknod(path, node["major"], node["minor"], DEFAULT_NODE_MODE)
-        _apply_udev(path, relative, root, dev.parent / "sys", rules)
+        _apply_udev(path, relative, root, sys_dir, rules)
 
 
 def _apply_udev(path: Path, relative: str, root: Path, sys_dir: Path, rules) -> None:

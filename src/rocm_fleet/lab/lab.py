@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from rocm_fleet.lab import base, cleanup, inventory, kernelstate, layer, paths
+from rocm_fleet.lab import base, cleanup, inventory, kernelstate, layer, nspawn, paths
 from rocm_fleet.lab.host import HostSpec, LabHost
 
 READY_TIMEOUT_SECONDS = 90
@@ -72,6 +72,8 @@ def up(extra_hosts: int = 0, log=print) -> dict:
     """Start what the inventory (plus ``extra_hosts`` generated hosts) has and the lab lacks; stop the rest."""
     started_at = time.monotonic()
     wanted = inventory.desired_hosts(extra_hosts)
+    nspawn.require_engine()
+    nspawn.cgroup_roots()  # both say what to install or mount before anything changes
     paths.state_dir().mkdir(parents=True, exist_ok=True)
     bases = base.ensure_bases({spec.suite for spec in wanted}, log=log)
     layer_dir = layer.ensure_layer()
@@ -157,6 +159,7 @@ def down(log=print) -> dict:
     for pid in stopping:
         LabHost.wait_stopped(pid, deadline)
     leftover_processes = cleanup.kill_lab_processes()
+    cleanup.remove_lab_cgroups()
     leftover_mounts = cleanup.remove_lab_mounts()
     for host in hosts:
         # A powered-off machine keeps its disk (upper layer), not its runtime state; run/ (a few

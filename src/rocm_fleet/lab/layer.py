@@ -1,7 +1,8 @@
 """The lab layer: a small overlay layer above the base with the lab's stand-ins.
 
 The stand-ins replace what must not touch the machine's kernel or what has no
-meaning without a bootloader (shutdown, reboot, update-grub, modprobe). The layer
+meaning without a boot loader (update-grub, modprobe), and add the boot shim that
+systemd-nspawn starts before the host's systemd (guest/boot). The layer
 is named by a hash of its content, so a changed stand-in gives a new layer that
 hosts pick up at their next mount, and a running host's layer never changes.
 """
@@ -17,8 +18,7 @@ from rocm_fleet.lab import paths
 
 # guest file -> where it lands inside the host, and its mode.
 LAYER_FILES = {
-    "init": ("usr/local/lib/rocm-fleet-lab/init", 0o755),
-    "shutdown": ("usr/sbin/shutdown", 0o755),
+    "boot": ("usr/local/lib/rocm-fleet-lab/boot", 0o755),
     "grub-mkconfig": ("usr/sbin/grub-mkconfig", 0o755),
     # grub-common's environment block tools: GRUB_DEFAULT=saved boots what they store.
     "grub-editenv": ("usr/bin/grub-editenv", 0o755),
@@ -35,10 +35,21 @@ LAYER_FILES = {
     # test and verify run the distribution's real /usr/bin/udevadm, which it does not hide.
     "udevadm": ("usr/local/sbin/udevadm", 0o755),
 }
+# systemd-udevd does not run in a container: systemd decides that from a read-only /sys, which the
+# lab's rendered /sys is not (the host writes partition modes into it), so the lab says it directly.
+# It would also get the machine's kernel events: the hosts share the machine's network namespace.
+UDEV_UNITS = (
+    "systemd-udevd.service",
+    "systemd-udevd-control.socket",
+    "systemd-udevd-kernel.socket",
+    "systemd-udev-trigger.service",
+    "systemd-udev-settle.service",
+)
+UDEV_DROP_IN = (
+    "# rocm-fleet lab (src/rocm_fleet/lab/layer.py): no udev daemon in a lab host.\n"
+    "[Unit]\nConditionVirtualization=!container\n"
+)
 LINKS = {
-    "usr/sbin/reboot": "shutdown",
-    "usr/sbin/poweroff": "shutdown",
-    "usr/sbin/halt": "shutdown",
     "usr/sbin/update-grub": "grub-mkconfig",
     "etc/kernel/postrm.d/zz-update-grub": "../postinst.d/zz-update-grub",
     "usr/local/sbin/rmmod": "modprobe-r",
@@ -56,6 +67,7 @@ def layer_hash() -> str:
         digest.update(name.encode() + b"\0" + (paths.GUEST_FILES / name).read_bytes())
     for link, target in sorted(LINKS.items()):
         digest.update(f"{link}->{target}".encode())
+    digest.update(UDEV_DROP_IN.encode() + "".join(UDEV_UNITS).encode())
     return digest.hexdigest()[:16]
 
 
@@ -79,6 +91,10 @@ def ensure_layer() -> Path:
             path.chmod(0o755)
         else:
             path.symlink_to(target_name)
+    for unit in UDEV_UNITS:
+        drop_in = building / "usr" / "lib" / "systemd" / "system" / f"{unit}.d" / "50-rocm-fleet-lab.conf"
+        drop_in.parent.mkdir(parents=True)
+        drop_in.write_text(UDEV_DROP_IN)
     # grub-common ships it; roles drop their kernel parameters there.
     (building / "etc" / "default" / "grub.d").mkdir(parents=True)
     # community.general.modprobe reads modules.builtin of the running kernel.

@@ -76,8 +76,9 @@ def apply_modes(profile, state: dict):
     gpus = []
     for gpu in profile.gpus:
         if gpu.partitionable and gpu.compute_partition is not None:
-            gpu = dataclasses.replace(gpu, compute_partition=compute or gpu.compute_partition,
-                                      memory_partition=memory or gpu.memory_partition)
+            gpu = dataclasses.replace(
+                gpu, compute_partition=compute or gpu.compute_partition, memory_partition=memory or gpu.memory_partition
+            )
         gpus.append(gpu)
     return dataclasses.replace(profile, gpus=tuple(gpus))
 
@@ -155,8 +156,9 @@ def on_driver_load(state: dict, profile) -> dict:
         current = apply_modes(profile, {"compute": state.get("compute"), "memory": None}).gpus
         gpu = next(item for item in current if item.partitionable and item.compute_partition)
         if pair_problems(gpu, gpu.compute_partition, requested):
-            fitting = [mode for mode in _available(gpu.available_compute_partitions)
-                       if not pair_problems(gpu, mode, requested)]
+            fitting = [
+                mode for mode in _available(gpu.available_compute_partitions) if not pair_problems(gpu, mode, requested)
+            ]
             state["compute"] = fitting[0] if fitting else None
         else:
             state["compute"] = gpu.compute_partition

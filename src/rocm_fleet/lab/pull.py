@@ -23,14 +23,20 @@ PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x8
 # What systemd does for rocm-fleet-pull.service, read by the host from its own unit: make the State- and
 # CacheDirectory, read the EnvironmentFile, run each ExecStartPre and the ExecStart (the role admits only values
 # that systemd and sh split alike). Prints the ExecStart's exit status as pull-exit=N.
-UNIT_RUN = "; ".join([
-    f"unit={SERVICE}",
-    'get() { sed -n "s/^$1=//p" "$unit"; }',
-    'mkdir -p "/var/lib/$(get StateDirectory)" "/var/cache/$(get CacheDirectory)"',
-    'set -a', '. "$(get EnvironmentFile)"', 'set +a', 'cd /',
-    'get ExecStartPre | while read -r line; do eval "$line" || exit 1; done || exit 1',
-    'eval "$(get ExecStart)"', 'echo "pull-exit=$?"',
-])
+UNIT_RUN = "; ".join(
+    [
+        f"unit={SERVICE}",
+        'get() { sed -n "s/^$1=//p" "$unit"; }',
+        'mkdir -p "/var/lib/$(get StateDirectory)" "/var/cache/$(get CacheDirectory)"',
+        "set -a",
+        '. "$(get EnvironmentFile)"',
+        "set +a",
+        "cd /",
+        'get ExecStartPre | while read -r line; do eval "$line" || exit 1; done || exit 1',
+        'eval "$(get ExecStart)"',
+        'echo "pull-exit=$?"',
+    ]
+)
 
 
 def _run(command: list[str], cwd: Path | None = None, timeout: float = 600) -> None:
@@ -49,8 +55,22 @@ def build_wheelhouse(directory: Path, python_versions: set[str], source: Path) -
     for version in sorted(python_versions):
         target = directory / version
         platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
-        _run([*pip, "download", "--quiet", "--only-binary=:all:", "--python-version", version, *platforms,
-              "-d", str(target), f"ansible-core=={ANSIBLE_CORE_VERSION}", f"ansible-runner=={runner}", "pip"])
+        _run(
+            [
+                *pip,
+                "download",
+                "--quiet",
+                "--only-binary=:all:",
+                "--python-version",
+                version,
+                *platforms,
+                "-d",
+                str(target),
+                f"ansible-core=={ANSIBLE_CORE_VERSION}",
+                f"ansible-runner=={runner}",
+                "pip",
+            ]
+        )
         for wheel in built.glob("*.whl"):
             (target / wheel.name).write_bytes(wheel.read_bytes())
     return directory
@@ -58,8 +78,20 @@ def build_wheelhouse(directory: Path, python_versions: set[str], source: Path) -
 
 def build_collection(directory: Path, source: Path) -> Path:
     """The collection tarball of ``source`` (pull_collection_tarball)."""
-    _run([sys.executable, "-m", "ansible.cli.galaxy", "collection", "build", "--output-path", str(directory),
-          str(source)], cwd=source, timeout=300)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "ansible.cli.galaxy",
+            "collection",
+            "build",
+            "--output-path",
+            str(directory),
+            str(source),
+        ],
+        cwd=source,
+        timeout=300,
+    )
     return next(directory.glob("rocm_fleet-core-*.tar.gz"))
 
 
@@ -74,8 +106,10 @@ def node_exporter_deb(directory: Path) -> Path:
 
 def node_exporter_command(port: int, pidfile: str, log: str) -> str:
     """Start node_exporter on loopback as Debian's unit does, with only the textfile collector (to save CPU)."""
-    return (f"setsid prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
-            f" --collector.disable-defaults --collector.textfile </dev/null >{log} 2>&1 & echo $! > {pidfile}")
+    return (
+        f"setsid prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
+        f" --collector.disable-defaults --collector.textfile </dev/null >{log} 2>&1 & echo $! > {pidfile}"
+    )
 
 
 def start_prometheus(directory: Path, port: int, targets: list[str], rules: Path, interval: str) -> subprocess.Popen:
@@ -92,6 +126,12 @@ def start_prometheus(directory: Path, port: int, targets: list[str], rules: Path
     (directory / "prometheus.yml").write_text(yaml.safe_dump(config))
     with (directory / "prometheus.log").open("w") as log:
         return subprocess.Popen(
-            [shutil.which("prometheus") or "/usr/bin/prometheus", f"--config.file={directory / 'prometheus.yml'}",
-             f"--storage.tsdb.path={directory / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=log, stderr=subprocess.STDOUT)
+            [
+                shutil.which("prometheus") or "/usr/bin/prometheus",
+                f"--config.file={directory / 'prometheus.yml'}",
+                f"--storage.tsdb.path={directory / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )

@@ -1,14 +1,16 @@
-"""The per-host supervisor: boots a lab host, watches it, reboots it on request.
+"""The per-host supervisor: boots a lab host, serves its kernel, boots it again after a reboot.
 
 One supervisor runs per host, detached (own session), as
 ``python -m rocm_fleet.lab.supervisor NAME``. Each boot derives the host's kernel
-state from its files (kernelstate), renders its hardware (hwsys) and starts a
-fresh set of namespaces whose pid 1 is the guest init. Ending a boot kills that
-pid 1, and the kernel takes every process of the host with it.
+state from its files (kernelstate), renders its hardware (hwsys) and starts
+systemd-nspawn (rocm_fleet.lab.nspawn), whose first process lays that state over
+the host's /proc and /sys and execs the host's systemd. The host ends a boot
+itself (``systemctl reboot``, ``shutdown -r``: nspawn exits 133; a poweroff: 0);
+the supervisor then boots it again or stops.
 
 Requests arrive as files in the host's control directory, which the host sees as
-/run/rocm-fleet-lab: ``request`` (shutdown/reboot, from the guest's shutdown) and
-``requests/*.json`` (modprobe from the guest, rerender from the lab's faults).
+/run/rocm-fleet-lab: ``requests/*.json`` (modprobe and udevadm trigger from the
+guest's stand-ins, rerender from the lab's faults).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import time
 import traceback
 from pathlib import Path
 
-from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, partitions, paths
+from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, nspawn, partitions, paths
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
-# The shutdown command must get its answer back over SSH before the host goes down.
-SHUTDOWN_GRACE_SECONDS = 1.0
+# How long the host's first process may take to lay out its kernel view, and its systemd to halt.
+START_SECONDS = 60
+HALT_SECONDS = 15
 
 
 def _die_with_parent() -> None:
@@ -52,6 +55,8 @@ class Supervisor:
         self.config = json.loads((self.dir / "host.json").read_text())
         self.stopping = False
         self.child: subprocess.Popen | None = None
+        self.init_pid: int | None = None  # the host's pid 1 as the machine sees it
+        self.cgroups: list[Path] = []  # the host's own cgroups, found at the first boot
         self.modules: list[str] = []
         self.amdgpu: dict | None = None
         self.kernel = kernels.machine_kernel()
@@ -83,18 +88,10 @@ class Supervisor:
         self.modules = kernelstate.boot_modules(self.root, loaded)
         self._write_modules()
         nodes = self._render()
-        hwsys.populate_dev(self.run_dir / "dev", nodes, self.root)
-        namespaces = ["unshare", "--mount", "--uts", "--ipc", "--pid", "--fork", "--propagation", "private"]
-        stage2 = [sys.executable, "-m", "rocm_fleet.lab.stage2", str(self.dir), self.name]
-        with open(self.dir / "boot.log", "ab") as log:
-            self.child = subprocess.Popen(
-                namespaces + stage2,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                preexec_fn=_die_with_parent,
-                close_fds=True,
-            )
+        self._start_nspawn()
+        if self.init_pid is not None:
+            self._sync_nodes(nodes)
+        (self.control / "devices-ready").touch()
         self.status = {
             "state": "running",
             "boot_id": boot_id,
@@ -104,11 +101,52 @@ class Supervisor:
             "amdgpu_refused": refusal,
             "kernel": self.kernel,
             "supervisor_pid": os.getpid(),
-            "unshare_pid": self.child.pid,
+            "nspawn_pid": self.child.pid,
+            "init_pid": self.init_pid,
             "port": self.config["port"],
             "profile": self.config["profile"],
         }
         write_json(self.dir / "status.json", self.status)
+
+    def _start_nspawn(self) -> None:
+        """Start nspawn in the host's own cgroup; wait until the boot shim has laid out the kernel view."""
+        self.cgroups = self.cgroups or nspawn.host_cgroups(self.name)
+        nspawn.kill_cgroups(self.cgroups, timeout=2)  # what a crashed boot may have left
+        nspawn.prepare_cgroups(self.cgroups)
+        argv = nspawn.command(self.name, self.root, self.control, self.run_dir)
+        cgroups = self.cgroups
+
+        def in_host_cgroup() -> None:
+            _die_with_parent()
+            nspawn.enter_cgroups(cgroups)
+
+        with open(self.dir / "boot.log", "ab") as log:
+            self.child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                preexec_fn=in_host_cgroup,
+                close_fds=True,
+                cwd="/",
+                env={**os.environ, **nspawn.ENVIRONMENT},
+            )
+        self.init_pid = None
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline and self.child.poll() is None:
+            if (self.control / "booting").exists():
+                self.init_pid = nspawn.container_init(self.child.pid)
+                if self.init_pid is not None:
+                    return
+            time.sleep(0.02)
+
+    def _dev(self) -> Path:
+        return Path(f"/proc/{self.init_pid}/root/dev")
+
+    def _sync_nodes(self, nodes: list[dict], retrigger: bool = False) -> None:
+        if self.init_pid is None:
+            return
+        hwsys.sync_gpu_nodes(self._dev(), nodes, self.root, self.run_dir / "sys", retrigger=retrigger)
 
     def _amdgpu_state(self, cmdline: str, extra_options: list[str] = ()) -> dict:
         options = dict(kernelstate.modprobe_config(self.root)["options"].get(kernelstate.AMDGPU, {}))
@@ -155,7 +193,7 @@ class Supervisor:
             # which on 64 partitions would hold up the modprobe that follows).
             partitions.restore_files(self.partition_files)
             return
-        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
+        self._sync_nodes(self._render())
 
     def _partitions_driver_loaded(self) -> None:
         faults = hwsys.read_json(self.dir / "faults.json", {})
@@ -176,23 +214,16 @@ class Supervisor:
     def watch(self) -> str:
         """Serve requests until this boot ends; return why: reboot, poweroff, stop or crashed."""
         while not self.stopping:
-            if self.child.poll() is not None:
-                return "crashed"
-            shutdown = self._due_shutdown()
-            if shutdown:
-                return shutdown
+            status = self.child.poll()
+            if status is not None:
+                if status == nspawn.REBOOT_STATUS:
+                    return "reboot"
+                return "poweroff" if status == 0 else "crashed"
             for request_path in sorted((self.control / "requests").glob("*.json")):
                 self._serve(request_path)
             self._partition_writes()
             time.sleep(POLL_SECONDS)
         return "stop"
-
-    def _due_shutdown(self) -> str | None:
-        request = hwsys.read_json(self.control / "request", None)
-        if not request or request.get("at", 0) > time.time():
-            return None
-        time.sleep(SHUTDOWN_GRACE_SECONDS)
-        return "reboot" if request.get("action") == "reboot" else "poweroff"
 
     def _serve(self, request_path: Path) -> None:
         request = hwsys.read_json(request_path, {})
@@ -215,11 +246,11 @@ class Supervisor:
                     faults.get("amdgpu_unloaded", False),
                 )
                 self._set_amdgpu(wanted and self._amdgpu_refusal() is None, [])
-            hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
+            self._sync_nodes(self._render())
             return {"rc": 0}
         if action == "udev-trigger":
             # udevadm trigger: the rules run again for every GPU node, as for a new device.
-            hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root, retrigger=True)
+            self._sync_nodes(self._render(), retrigger=True)
             return {"rc": 0}
         if action == "load":
             return self._load(module, request.get("options", []), request.get("dry_run"), request.get("first_time"))
@@ -263,26 +294,24 @@ class Supervisor:
         base = [name for name in self.modules if name not in (kernelstate.AMDGPU, *kernelstate.AMDGPU_DEPENDENCIES)]
         self.modules = base + ([*kernelstate.AMDGPU_DEPENDENCIES, kernelstate.AMDGPU] if loaded else [])
         self._write_modules()
-        hwsys.sync_gpu_nodes(self.run_dir / "dev", self._render(), self.root)
+        self._sync_nodes(self._render())
         self.status["amdgpu_loaded"] = loaded
         write_json(self.dir / "status.json", self.status)
 
     # -- ending a boot ------------------------------------------------------
     def halt(self) -> None:
-        """Kill the host's pid 1 (the kernel then kills the rest of its pid namespace)."""
-        if self.child is None or self.child.poll() is not None:
-            return
-        children = Path(f"/proc/{self.child.pid}/task/{self.child.pid}/children")
-        try:
-            for pid in children.read_text().split():
-                os.kill(int(pid), signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            self.child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.child.kill()
-            self.child.wait()
+        """End the boot: nspawn asks the host's systemd to halt; what is left of the host is killed."""
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGTERM)
+            try:
+                self.child.wait(timeout=HALT_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.child.kill()
+                self.child.wait()
+        nspawn.kill_cgroups(self.cgroups)
+        nspawn.remove_cgroups(self.cgroups)
+        nspawn.forget_machine(self.name)
+        self.init_pid = None
 
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._on_term)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fleet_testing.lab_helpers import lab_available, rocm_fleet
+from rocm_fleet.lab import cleanup, nspawn
 
 pytestmark = pytest.mark.lab
 PORT = 2299
@@ -64,8 +65,20 @@ def test_down_after_kill_9_of_a_supervisor_leaves_nothing(one_host_lab):
     status = json.loads((state_dir / "hosts" / "crash-01" / "status.json").read_text())
     assert _traces_of(state_dir)["mounts"], "the host's overlay should be mounted while it runs"
 
+    host_cgroups = [Path(path) for path in nspawn.host_cgroups("crash-01", state_dir)]
+    assert any(_pids_in(path) for path in host_cgroups), "the host's systemd should run in the host's own cgroup"
+
     os.kill(status["supervisor_pid"], signal.SIGKILL)
-    time.sleep(0.5)
+    # Parent-death signals: supervisor -> systemd-nspawn -> the host's pid 1, whose pid namespace goes with it.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and cleanup.lab_processes(state_dir):
+        time.sleep(0.1)
+    assert cleanup.lab_processes(state_dir) == []
     down = rocm_fleet("lab", "down", env=env, check=False)
     assert down.returncode == 0, down.stdout + down.stderr
     assert _traces_of(state_dir) == {"mounts": [], "processes": []}
+    assert [path for path in nspawn.lab_cgroups(state_dir) if path.exists()] == []
+
+
+def _pids_in(cgroup: Path) -> list[str]:
+    return [pid for procs in cgroup.rglob("cgroup.procs") for pid in procs.read_text().split()]

@@ -148,5 +148,6 @@ def headers_package(release: str) -> DebSpec:
 
 def kernel_update_packages(machine: str | None = None) -> list[DebSpec]:
     """The image and headers of the GOOD and the BAD kernel."""
-    return [spec for release in lab_kernels(machine).values() for spec in (image_package(release),
-                                                                           headers_package(release))]
+    return [
+        spec for release in lab_kernels(machine).values() for spec in (image_package(release), headers_package(release))
+    ]

@@ -1,6 +1,7 @@
 """A lab host's partition modes: a write to amdgpu's files re-renders /sys as the driver would."""
 
 import json
+import os
 
 import pytest
 
@@ -62,10 +63,11 @@ def host(tmp_path, monkeypatch):
     (host_dir / "control").mkdir()
     (host_dir / "host.json").write_text(json.dumps({"profile": CPX.name, "port": 2299}))
     synced = []
-    monkeypatch.setattr(hwsys, "sync_gpu_nodes", lambda dev, nodes, root, retrigger=False: synced.append(nodes))
+    monkeypatch.setattr(hwsys, "sync_gpu_nodes", lambda dev, nodes, root, sys_dir, retrigger=False: synced.append(nodes))
     monkeypatch.setattr(supervisor.kernelstate, "modprobe_config", lambda root: {"options": {}, "install": {}})
     monkeypatch.setattr(supervisor.kernelstate, "dkms_amdgpu_version", lambda root, kernel=None: None)
     host = supervisor.Supervisor("cpx-01")
+    host.init_pid = os.getpid()  # a running host: its /dev is reached through /proc/<pid 1>/root
     host.status = {"cmdline": "", "amdgpu_loaded": True}
     host.amdgpu = dict(AMDGPU)
     host._render()

@@ -129,11 +129,11 @@ def test_sync_gpu_nodes_applies_rules_to_new_nodes_and_keeps_existing_ones(tmp_p
     run = tmp_path / "run"
     nodes = hwsys.render_sys("rx7900xtx-1", {}, {"version": None, "options": {}}, run / "sys")
     write_rules(host, "etc/udev/rules.d", "70-rocm-fleet-gpu.rules", ROLE_RULE)
-    hwsys.populate_dev(run / "dev", nodes, host)
+    hwsys.sync_gpu_nodes(run / "dev", nodes, host, run / "sys")
     render = (run / "dev" / "dri" / "renderD128").stat()
     assert (stat.S_IMODE(render.st_mode), render.st_gid) == (0o666, 105)
     (run / "dev" / "dri" / "renderD128").chmod(0o600)  # a role's chmod survives a re-render
-    hwsys.sync_gpu_nodes(run / "dev", nodes, host)
+    hwsys.sync_gpu_nodes(run / "dev", nodes, host, run / "sys")
     assert stat.S_IMODE((run / "dev" / "dri" / "renderD128").stat().st_mode) == 0o600
-    hwsys.sync_gpu_nodes(run / "dev", nodes, host, retrigger=True)  # udevadm trigger
+    hwsys.sync_gpu_nodes(run / "dev", nodes, host, run / "sys", retrigger=True)  # udevadm trigger
     assert stat.S_IMODE((run / "dev" / "dri" / "renderD128").stat().st_mode) == 0o666
