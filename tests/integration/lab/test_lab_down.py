@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fleet_testing.lab_helpers import lab_available, rocm_fleet
+
 from rocm_fleet.lab import cleanup, nspawn
 
 pytestmark = pytest.mark.lab

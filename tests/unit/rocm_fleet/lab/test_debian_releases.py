@@ -191,8 +191,9 @@ def test_up_reinstalls_a_host_whose_disk_holds_another_release(fake_lab, tmp_pat
     ("hosts_yml", "says"),
     [(None, "no such file"), ("all: [unclosed", "not valid YAML"), ("- a list", "must be a mapping")],
 )
-def test_a_missing_or_broken_lab_inventory_is_named_with_what_to_do_not_a_traceback(tmp_path, monkeypatch, capsys,
-                                                                                      hosts_yml, says):
+def test_a_missing_or_broken_lab_inventory_is_named_with_what_to_do_not_a_traceback(
+    tmp_path, monkeypatch, capsys, hosts_yml, says
+):
     from rocm_fleet import cli
 
     if hosts_yml is not None:

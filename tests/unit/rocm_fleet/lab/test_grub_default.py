@@ -20,8 +20,12 @@ NEWER = kernel_packages.good_kernel(MACHINE)
 def in_host(tmp_path, command):
     """A lab stand-in with the host's /etc and /boot bind-mounted where it reads them."""
     script = f"mount --bind {tmp_path}/etc /etc && mount --bind {tmp_path}/boot /boot && {command}"
-    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-ec", script], check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-ec", script],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 @pytest.fixture

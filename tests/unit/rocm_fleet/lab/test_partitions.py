@@ -15,8 +15,7 @@ AMDGPU = {"version": None, "options": {}}
 def kfd_gpu_nodes(sys_dir):
     """Logical GPUs as KFD shows them: topology nodes with SIMDs (the CPUs have none)."""
     nodes = sys_dir / "class" / "kfd" / "kfd" / "topology" / "nodes"
-    return [node for node in nodes.iterdir()
-            if "simd_count 0\n" not in (node / "properties").read_text()]
+    return [node for node in nodes.iterdir() if "simd_count 0\n" not in (node / "properties").read_text()]
 
 
 def test_the_profiles_own_modes_without_a_state():
@@ -39,11 +38,13 @@ def test_a_memory_mode_waits_for_the_driver_load_which_fits_the_compute_mode():
     assert partitions.on_driver_load(state, CPX) == {"compute": "CPX", "memory": "NPS1", "requested_memory": None}
     # NPS4 after SPX/NPS1: the compute mode becomes the first available one that pairs with NPS4.
     spx = partitions.apply_modes(CPX, {"compute": "SPX", "memory": "NPS1"})
-    state, _ = partitions.on_write({"compute": "SPX", "memory": "NPS1", "requested_memory": None},
-                                   {"memory": "NPS4"}, spx)
+    state, _ = partitions.on_write(
+        {"compute": "SPX", "memory": "NPS1", "requested_memory": None}, {"memory": "NPS4"}, spx
+    )
     assert partitions.on_driver_load(state, spx) == {"compute": "QPX", "memory": "NPS4", "requested_memory": None}
     assert partitions.on_write(partitions.EMPTY, {"memory": "NPS2"}, CPX)[1] == [
-        "memory mode NPS2 is not available (NPS1, NPS4)"]
+        "memory mode NPS2 is not available (NPS1, NPS4)"
+    ]
 
 
 def test_state_file_round_trip(tmp_path):
@@ -63,7 +64,7 @@ def host(tmp_path, monkeypatch):
     (host_dir / "control").mkdir()
     (host_dir / "host.json").write_text(json.dumps({"profile": CPX.name, "port": 2299}))
     synced = []
-    monkeypatch.setattr(hwsys, "sync_gpu_nodes", lambda dev, nodes, root, sys_dir, retrigger=False: synced.append(nodes))
+    monkeypatch.setattr(hwsys, "sync_gpu_nodes", lambda dev, nodes, root, sys_dir, **_: synced.append(nodes))
     monkeypatch.setattr(supervisor.kernelstate, "modprobe_config", lambda root: {"options": {}, "install": {}})
     monkeypatch.setattr(supervisor.kernelstate, "dkms_amdgpu_version", lambda root, kernel=None: None)
     host = supervisor.Supervisor("cpx-01")

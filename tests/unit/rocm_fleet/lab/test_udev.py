@@ -16,9 +16,7 @@ from rocm_fleet.lab import hwsys, udev
 GROUPS = "root:x:0:\nvideo:x:44:\nrender:x:105:\nfleet:x:1000:\n"
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nfleet:x:1000:1000::/home/fleet:/bin/bash\n"
 # The access role's rule (roles/access/templates/70-rocm-fleet-gpu.rules.j2), rendered.
-ROLE_RULE = (
-    'SUBSYSTEM=="drm", KERNEL=="renderD*", ATTRS{vendor}=="0x1002", GROUP:="render", MODE:="0666"\n'
-)
+ROLE_RULE = 'SUBSYSTEM=="drm", KERNEL=="renderD*", ATTRS{vendor}=="0x1002", GROUP:="render", MODE:="0666"\n'
 # Debian 12's udev package (./dev's APT_PACKAGES installs it, so CI always judges the stand-in against it).
 DEBIAN_DEFAULT_RULES = Path("/lib/udev/rules.d/50-udev-default.rules")
 

@@ -72,8 +72,9 @@ def stand_in(root: Path, rules: Path, sys_dir: Path, subsystem: str, name: str) 
 
 
 def render_gid(root: Path) -> int:
-    return next(int(line.split(":")[2]) for line in (root / "etc/group").read_text().splitlines()
-                if line.startswith("render:"))
+    return next(
+        int(line.split(":")[2]) for line in (root / "etc/group").read_text().splitlines() if line.startswith("render:")
+    )
 
 
 def test_without_the_mask_the_real_udev_tags_the_render_node_uaccess(udev_root, sys_dir, tmp_path):
@@ -83,7 +84,8 @@ def test_without_the_mask_the_real_udev_tags_the_render_node_uaccess(udev_root, 
 
 
 def test_with_the_mask_no_gpu_node_is_tagged_and_both_judges_give_the_roles_group_and_mode(
-        udev_root, sys_dir, tmp_path):
+    udev_root, sys_dir, tmp_path
+):
     rules = role_rules(tmp_path / "rules", udev_root, masked=True)
     for name, (subsystem, mode) in DEVICES.items():
         verdict = udevadm_test(udev_root, sys_dir, f"/sys/class/{subsystem}/{name}", rules)
@@ -93,8 +95,9 @@ def test_with_the_mask_no_gpu_node_is_tagged_and_both_judges_give_the_roles_grou
     # The display node keeps the seat's access: the mask is about the AMD render nodes alone.
     card = udevadm_test(udev_root, sys_dir, "/sys/class/drm/card0", rules)
     assert "uaccess" in card.current_tags and "uaccess" in card.run, card
-    video = next(line.split(":")[2] for line in (udev_root / "etc/group").read_text().splitlines()
-                 if line.startswith("video:"))
+    video = next(
+        line.split(":")[2] for line in (udev_root / "etc/group").read_text().splitlines() if line.startswith("video:")
+    )
     assert card.group == video
     assert stand_in(udev_root, rules, sys_dir, "drm", "card0")[0] == int(video)
 

@@ -144,7 +144,7 @@ def test_amdrocm_core_carries_amds_alternatives_scripts():
         assert f'update-alternatives --remove "{name}" "{target}" || true' in prerm, name
     assert "PKG_INSTALL_PREFIX=/opt/rocm/core-10.0" in postinst and "PKG_INSTALL_PREFIX=/opt/rocm/core-10.0" in prerm
     assert "altscore=$((10 - 3))" in postinst and "altscore=$((altscore*1000000+(now-1600000000)/60))" in postinst
-    assert "update-alternatives --install /usr/bin/\"$i\" \"$i\"" in postinst
+    assert 'update-alternatives --install /usr/bin/"$i" "$i"' in postinst
     assert " amd-smi " in postinst and " rocminfo " in postinst
     # Only the amdrocm-core packages register them; every package carries the legacy guard.
     assert [name for name, spec in specs.items() if "postinst" in spec.scripts] == [
