@@ -23,6 +23,7 @@ from rocm_fleet.lab.mirror.catalog import (
     tool_suites_in_use,
 )
 from rocm_fleet.lab.mirror.debs import DebSpec, build_deb
+from rocm_fleet.lab.mirror.libraries import Library
 
 RELEASE = {release.version: release for release in RELEASES}
 REPO = Path(__file__).resolve().parents[3]
@@ -31,7 +32,11 @@ REPO = Path(__file__).resolve().parents[3]
 def tools(suite: str = "bookworm") -> amd_packages.Tools:
     versions = {"rocm-smi": "5.2.3-2", "librocm-smi64-1": "5.2.3-2", "amd-smi": "6.1.2+ds-2"}
     bins = {"rocminfo": (0o755, b"x"), "rocm_agent_enumerator": (0o755, b"y")}
-    return amd_packages.Tools(TOOL_SUITES[suite], versions, bins, "libhsa-runtime64-1 (>= 5.2.3~), kmod")
+    found = {
+        name: Library(name, package, "1", f"{name}.so.9.9", f"{name}.so.9", 0o644, f"{package}-needs", b"ELF")
+        for name, package in TOOL_SUITES[suite].libraries.items()
+    }
+    return amd_packages.Tools(TOOL_SUITES[suite], versions, bins, "libhsa-runtime64-1 (>= 5.2.3~), kmod", found)
 
 
 def test_version_strings_follow_amds_format():
@@ -117,7 +122,8 @@ def test_smi_packages_carry_their_generations_tools():
     assert b"Debian bookworm packages no amd-smi" in note and not bookworm["amd-smi-lib"].symlinks
     trixie = {spec.name: spec for spec in amd_packages.release_packages(RELEASE["7.1.1"], "noble", tools("trixie"))}
     assert "amd-smi (>= 6.1.2+ds-2)" in trixie["amd-smi-lib7.1.1"].depends
-    assert trixie["amd-smi-lib7.1.1"].symlinks == {"/opt/rocm-7.1.1/bin/amd-smi": amd_packages.AMD_SMI_SCRIPT}
+    assert trixie["amd-smi-lib7.1.1"].symlinks["/opt/rocm-7.1.1/bin/amd-smi"] == amd_packages.AMD_SMI_SCRIPT
+    assert "libamd-smi0-needs" in trixie["amd-smi-lib7.1.1"].depends  # and its library's (test_runtime_libraries)
     assert "libdrm-amdgpu-amdgpu1 | libdrm-amdgpu1" in trixie["hsa-rocr"].depends
 
 

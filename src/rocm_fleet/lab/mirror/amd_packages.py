@@ -13,16 +13,20 @@ Three packages carry Debian's real tools of the release's tool generation
 amd-smi of that generation and link /opt/rocm-<version>/bin/{rocm-smi,amd-smi} to them
 (python resolves the link, so their bindings load). Where Debian has no amd-smi
 (Debian 12) amd-smi-lib is a placeholder that says so.
+
+Three carry Debian's real runtime libraries of that generation in /opt/rocm-<version>/lib
+(libraries.py): hip-runtime-amd libamdhip64, hsa-rocr libhsa-runtime64, amd-smi-lib
+libamd_smi (where Debian packages amd-smi), each with its SONAME and development links.
 """
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocm_fleet.lab.mirror import scripts
+from rocm_fleet.lab.mirror import libraries, scripts
 from rocm_fleet.lab.mirror.catalog import META_PACKAGES, DriverLine, RocmRelease, ToolSuite, component_packages
 from rocm_fleet.lab.mirror.debs import DebSpec
 
@@ -33,6 +37,8 @@ PLACEHOLDER_NOTE = (
 # Where Debian's packages put the tools' entry points (their /usr/bin links point here).
 ROCM_SMI_SCRIPT = "/usr/libexec/rocm_smi/rocm_smi.py"
 AMD_SMI_SCRIPT = "/usr/libexec/amdsmi_cli/amdsmi_cli.py"
+# AMD's component package -> the runtime library it carries in <prefix>/lib (catalog.ToolSuite.libraries).
+RUNTIME_LIBRARIES = {"hip-runtime-amd": "libamdhip64", "hsa-rocr": "libhsa-runtime64", "amd-smi-lib": "libamd_smi"}
 
 
 @dataclass(frozen=True)
@@ -43,10 +49,15 @@ class Tools:
     versions: dict[str, str]  # Debian package -> its version (rocm-smi, amd-smi, rocminfo, ...)
     rocminfo_files: dict[str, tuple[int, bytes]]  # binary name -> (mode, content)
     rocminfo_depends: str  # Debian rocminfo's own Depends: its binaries need them
+    # AMD's runtime library (libamdhip64, ...) -> Debian's real one of this generation
+    libraries: dict[str, libraries.Library] = field(default_factory=dict)
 
 
-def tools_from_debs(suite: ToolSuite, debs: dict[str, Path], versions: dict[str, str]) -> Tools:
-    """The real rocminfo binaries and dependencies out of Debian's rocminfo package."""
+def tools_from_debs(
+    suite: ToolSuite, debs: dict[str, Path], versions: dict[str, str], cache: Path | None = None
+) -> Tools:
+    """The real rocminfo binaries and dependencies out of Debian's rocminfo package, and the generation's
+    runtime libraries out of theirs (``cache``: where each library's extraction is kept)."""
     rocminfo = debs["rocminfo"]
     depends = subprocess.run(
         ["dpkg-deb", "-f", str(rocminfo), "Depends"], capture_output=True, text=True, check=True
@@ -56,7 +67,8 @@ def tools_from_debs(suite: ToolSuite, debs: dict[str, Path], versions: dict[str,
         files = {
             name: (0o755, (Path(tmp) / "usr/bin" / name).read_bytes()) for name in ("rocminfo", "rocm_agent_enumerator")
         }
-    return Tools(suite, versions, files, depends)
+    found = {name: libraries.library_from_deb(name, debs[package], cache) for name, package in suite.libraries.items()}
+    return Tools(suite, versions, files, depends, found)
 
 
 def release_packages(release: RocmRelease, codename: str, tools: Tools) -> list[DebSpec]:
@@ -181,10 +193,12 @@ def _component(release: RocmRelease, codename: str, name: str, versioned: bool, 
         return spec
     spec.depends.append(_pinned(release, codename, "rocm-core", versioned))
     carries = tools.suite.amd_smi or name != "amd-smi-lib"
-    note = PLACEHOLDER_NOTE.format(name=name, version=version, release=release.version)
-    if not carries:
-        note += f"Debian {tools.suite.suite} packages no amd-smi: this package carries no amd-smi binary.\n"
-    if name not in ("rocminfo", "rocm-smi-lib") and not (name == "amd-smi-lib" and carries):
+    if name in RUNTIME_LIBRARIES and carries:
+        libraries.carry(spec, f"{prefix}/lib", tools.libraries[RUNTIME_LIBRARIES[name]])
+    elif name not in ("rocminfo", "rocm-smi-lib"):
+        note = PLACEHOLDER_NOTE.format(name=name, version=version, release=release.version)
+        if not carries:
+            note += f"Debian {tools.suite.suite} packages no amd-smi: this package carries no amd-smi binary.\n"
         spec.files[f"{prefix}/share/doc/{spec.name}/LAB-PLACEHOLDER"] = note.encode()
     if name == "rocminfo":
         spec.depends += [_pinned(release, codename, "hsa-rocr", versioned), tools.rocminfo_depends]

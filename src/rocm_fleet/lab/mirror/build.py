@@ -225,12 +225,12 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     return info
 
 
-def _tools(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict[str, amd_packages.Tools]:
+def _tools(tool_debs: dict[str, list[distro.DebianDeb]], cache: Path | None = None) -> dict[str, amd_packages.Tools]:
     result = {}
     for suite, debs in tool_debs.items():
         paths_by_name = {deb.name: deb.path for deb in debs}
         versions = {deb.name: deb.version for deb in debs}
-        result[suite] = amd_packages.tools_from_debs(TOOL_SUITES[suite], paths_by_name, versions)
+        result[suite] = amd_packages.tools_from_debs(TOOL_SUITES[suite], paths_by_name, versions, cache)
     return result
 
 
@@ -293,9 +293,10 @@ def _build_tree(
     """Build every .deb into its pool; return dist path -> Packages stanzas.
 
     ``cache`` (<cache>/mirror) keeps what is costly and never changes for the same input: the ROCm Core SDK's
-    amd-smi tree out of Debian's package and the large packages built from it (debs.build_deb_cached).
+    amd-smi tree and the runtime libraries out of Debian's packages, and the large packages built from them
+    (debs.build_deb_cached).
     """
-    tools = _tools(tool_debs)
+    tools = _tools(tool_debs, cache)
     jobs: list[tuple[str, DebSpec, Path]] = []  # (dist path, spec, pool dir)
     copies: dict[tuple[str, str], tuple[Path, Path]] = {}  # (dist path, file name) -> (deb, pool dir)
     for release in RELEASES:

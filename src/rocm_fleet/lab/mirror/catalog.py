@@ -44,11 +44,22 @@ class ToolSuite:
     host_suite: str
     amd_smi: bool  # whether this Debian release packages amd-smi at all
     note: str
+    hip: str  # Debian's HIP runtime package: its name carries the soname's major (libamdhip64-5)
+    amd_smi_library: str = ""  # Debian's AMD SMI library package (libamd-smi0); "" without amd-smi
+
+    @property
+    def libraries(self) -> dict[str, str]:
+        """AMD's runtime library (its name without .so) -> the Debian package of this generation holding it."""
+        found = {"libamdhip64": self.hip, "libhsa-runtime64": "libhsa-runtime64-1"}
+        if self.amd_smi:
+            found["libamd_smi"] = self.amd_smi_library
+        return found
 
     @property
     def targets(self) -> tuple[str, ...]:
         tools = ("rocm-smi", "librocm-smi64-1", "rocminfo", "libhsa-runtime64-1")
-        return (*tools, "amd-smi") if self.amd_smi else tools
+        tools = (*tools, "amd-smi") if self.amd_smi else tools
+        return tuple(dict.fromkeys((*tools, *self.libraries.values())))
 
 
 TOOL_SUITES = {
@@ -56,14 +67,24 @@ TOOL_SUITES = {
         "bookworm",
         "bookworm",
         amd_smi=False,
-        note="Debian 12: rocm-smi 5.2.3, rocminfo 5.2.3. Debian 12 packages no amd-smi, so amd-smi-lib"
-        " is a placeholder there and /opt/rocm-<v>/bin/amd-smi does not exist.",
+        note="Debian 12: rocm-smi 5.2.3, rocminfo 5.2.3, HIP and HSA runtime 5.2.3. Debian 12 packages no amd-smi,"
+        " so amd-smi-lib is a placeholder there and /opt/rocm-<v>/bin/amd-smi does not exist.",
+        hip="libamdhip64-5",
     ),
-    "trixie": ToolSuite("trixie", "trixie", amd_smi=True, note="Debian 13: rocm-smi, amd-smi, rocminfo 6.1.2."),
+    "trixie": ToolSuite(
+        "trixie",
+        "trixie",
+        amd_smi=True,
+        note="Debian 13: rocm-smi, amd-smi, rocminfo and HSA runtime 6.1.2; HIP 5.7.1.",
+        hip="libamdhip64-5",
+        amd_smi_library="libamd-smi0",
+    ),
     "forky": ToolSuite(
         "forky",
         "trixie",
         amd_smi=True,
+        hip="libamdhip64-6",
+        amd_smi_library="libamd-smi27",
         # Checked by distro.py at every fetch: the build fails when forky's tools would need
         # a newer libc, libstdc++ or python than trixie's.
         note="Debian's next release: rocm-smi 6.4.1, amd-smi 27.1 (package 10.1), rocminfo 7.2.4. They install"

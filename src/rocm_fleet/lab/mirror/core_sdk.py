@@ -15,7 +15,9 @@ lab needs (catalog.py lists every difference from AMD's packages):
 (scripts.amdrocm_preinst, the lab's guard). Real software: amdrocm-base carries Debian's rocminfo
 binaries, amdrocm-amdsmi Debian's amd-smi CLI and Python library laid out as AMD's relocatable tree
 (<prefix>/libexec/amdsmi_cli, <prefix>/share/amd_smi, <prefix>/bin/amd-smi -> ../libexec/amdsmi_cli/
-amdsmi_cli.py), loading Debian's libamd_smi.so.27 by its SONAME. Nothing carries rocm-smi.
+amdsmi_cli.py), loading Debian's libamd_smi.so.27 by its SONAME. amdrocm-runtime carries Debian's
+libamdhip64 and libhsa-runtime64, amdrocm-amdsmi its libamd_smi, in <prefix>/lib as TheRock's ``lib``
+component lays them out (libraries.py). Nothing carries rocm-smi.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from rocm_fleet.lab.mirror import scripts
+from rocm_fleet.lab.mirror import libraries, scripts
 from rocm_fleet.lab.mirror.amd_packages import Tools
 from rocm_fleet.lab.mirror.catalog import CORE_SDK_TARGETS, CoreSdkRelease
 from rocm_fleet.lab.mirror.debs import DebSpec
@@ -123,8 +125,9 @@ def release_packages(
         "amdrocm-runtime",
         "AMD HIP runtime libraries for running GPU programs on the ROCm platform",
         depends=[pin("amdrocm-sysdeps"), pin("amdrocm-llvm")],
-        placeholder="lib/LAB-PLACEHOLDER",
     )
+    for library in ("libamdhip64", "libhsa-runtime64"):
+        libraries.carry(runtime, f"{prefix}/lib", tools.libraries[library])
     base = spec(
         "amdrocm-base",
         "ROCm essential utilities and system management components",
@@ -149,6 +152,7 @@ def release_packages(
         for path, content in files.items():
             amdsmi.files[f"{prefix}/{path}"] = content
         amdsmi.symlinks[f"{prefix}/bin/amd-smi"] = f"../{AMD_SMI_CLI}"
+        libraries.carry(amdsmi, f"{prefix}/lib", tools.libraries["libamd_smi"])
     else:
         note = PLACEHOLDER.format(name=amdsmi.name, version=version, release=release.version)
         note += f"Debian {tools.suite.suite} packages no amd-smi: this package carries no amd-smi binary.\n"

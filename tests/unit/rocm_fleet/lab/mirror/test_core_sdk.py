@@ -23,6 +23,7 @@ from rocm_fleet.lab.mirror.catalog import (
     TOOL_SUITES,
 )
 from rocm_fleet.lab.mirror.distro import DebianDeb
+from rocm_fleet.lab.mirror.libraries import Library
 
 REPO = Path(__file__).resolve().parents[5]
 PROFILES = REPO / "src" / "rocm_fleet" / "hardware" / "profiles"
@@ -47,7 +48,12 @@ AMD_SMI_FILES = {
 def tools(suite: str) -> amd_packages.Tools:
     versions = {"rocm-smi": "6.4.1-1.1", "librocm-smi64-1": "6.4.1-1.1", "amd-smi": "10.1-1"}
     bins = {"rocminfo": (0o755, b"x"), "rocm_agent_enumerator": (0o755, b"y")}
-    return amd_packages.Tools(TOOL_SUITES[suite], versions, bins, "libhsa-runtime64-1 (>= 6.4.3~), python3, kmod")
+    found = {
+        name: Library(name, package, "1", f"{name}.so.9.9", f"{name}.so.9", 0o644, f"{package}-needs", b"ELF")
+        for name, package in TOOL_SUITES[suite].libraries.items()
+    }
+    depends = "libhsa-runtime64-1 (>= 6.4.3~), python3, kmod"
+    return amd_packages.Tools(TOOL_SUITES[suite], versions, bins, depends, found)
 
 
 def packages(version: str = "10.0.0", directory: str = "debian13") -> dict[str, core_sdk.DebSpec]:
@@ -240,7 +246,11 @@ def test_no_rocm_smi_is_copied_into_the_10x_repositories(tmp_path, monkeypatch):
 def test_amd_smi_lives_in_amds_relocatable_tree_where_debian_packages_it():
     trixie, bookworm = packages("10.0.0", "debian13"), packages("10.0.0", "debian12")
     amdsmi = trixie["amdrocm-amdsmi10.0"]
-    assert amdsmi.symlinks == {"/opt/rocm/core-10.0/bin/amd-smi": "../libexec/amdsmi_cli/amdsmi_cli.py"}
+    assert amdsmi.symlinks == {
+        "/opt/rocm/core-10.0/bin/amd-smi": "../libexec/amdsmi_cli/amdsmi_cli.py",
+        "/opt/rocm/core-10.0/lib/libamd_smi.so.9": "libamd_smi.so.9.9",  # the library (test_runtime_libraries)
+        "/opt/rocm/core-10.0/lib/libamd_smi.so": "libamd_smi.so.9",
+    }
     assert "/opt/rocm/core-10.0/share/amd_smi/amdsmi/_version.py" in amdsmi.files
     assert "libamd-smi27 (= 10.1-1), python3, python3-argcomplete, python3-yaml" in amdsmi.depends
     assert not bookworm["amdrocm-amdsmi10.0"].symlinks
