@@ -87,9 +87,11 @@ TOOL_SUITES = {
         amd_smi_library="libamd-smi27",
         # Checked by distro.py at every fetch: the build fails when forky's tools would need
         # a newer libc, libstdc++ or python than trixie's.
-        note="Debian's next release: rocm-smi 6.4.1, amd-smi 27.1 (package 10.1), rocminfo 7.2.4. They install"
-        " on Debian 13: they need libc6 >= 2.38 and libstdc++6 >= 14 (trixie: 2.41, 14.2); from forky they"
-        " add only libamd-smi27, libe-smi64-1, libnl-3-200/libnl-genl-3-200 >= 3.11 and libhsa-runtime64-1 6.4.3.",
+        note="Debian's next release: rocm-smi 6.4.1, amd-smi 27.1 (package 10.1), rocminfo 7.2.4, HIP and HSA"
+        " runtime 6.4.3. They install on Debian 13: they need libc6 >= 2.38 and libstdc++6 >= 14 (trixie: 2.41,"
+        " 14.2); from forky they add only libamd-smi27, libe-smi64-1, libnl-3-200/libnl-genl-3-200 >= 3.11,"
+        " libhsa-runtime64-1 6.4.3, libamdhip64-6 and HIP's comgr (libamd-comgr3 with libllvm21,"
+        " libclang-common-21-dev and libxml2-16).",
     ),
 }
 
@@ -177,7 +179,8 @@ class RocmRelease:
 
 
 # Components the meta packages pull in. Placeholders except rocminfo, rocm-smi-lib and
-# amd-smi-lib, which carry Debian's real tools (see amd_packages.py).
+# amd-smi-lib, which carry Debian's real tools, and hip-runtime-amd, hsa-rocr and amd-smi-lib,
+# which carry Debian's real runtime libraries (see amd_packages.py).
 _MODULES_633 = {
     "rocminfo": "1.0.0",
     "rocm-smi-lib": "7.4.0",  # modelled
@@ -366,12 +369,14 @@ DRIVER_LINES = (
 # ROCm SMI is gone ("As of ROCm 10.0, ROCm SMI is no longer included in TheRock builds").
 #
 # How the lab's stand-in differs from AMD's packages (each also said where it is built):
-# * Contents: only rocminfo/rocm_agent_enumerator and amd-smi are real software, Debian's of a
-#   generation (Debian 13: forky's amd-smi 27.1, Debian package 10.1, and rocminfo 7.2.4; Debian 12:
-#   bookworm's rocminfo 5.2.3 and no amd-smi, since forky's need glibc 2.38 and Debian 12 packages
-#   none); the rest are placeholders with AMD's names and dependency shape. AMD's packages are
-#   self-contained (sysdeps bundled); the lab's depend on Debian's libraries (libamd-smi27,
-#   libhsa-runtime64-1, ...), served with the repository where the host release lacks them.
+# * Contents: only rocminfo/rocm_agent_enumerator, amd-smi and the runtime libraries (amdrocm-runtime:
+#   libamdhip64, libhsa-runtime64; amdrocm-amdsmi: libamd_smi) are real software, Debian's of a
+#   generation (Debian 13: forky's amd-smi 27.1, Debian package 10.1, rocminfo 7.2.4, HIP and ROCr 6.4.3
+#   (libamdhip64.so.6, not AMD's .so.7 of HIP 7.15), libamd_smi.so.27; Debian 12: bookworm's rocminfo,
+#   HIP and ROCr 5.2.3 (libamdhip64.so.5) and no amd-smi, since forky's need glibc 2.38 and Debian 12
+#   packages none); the rest are placeholders with AMD's names and dependency shape. AMD's packages are
+#   self-contained (sysdeps and comgr bundled); the lab's depend on Debian's libraries (libamd-smi27,
+#   libhsa-runtime64-1, libamd-comgr3, ...), served with the repository where the host release lacks them.
 # * amd-smi reports the Debian build's own version (27.1.x); AMD's 10.0.0 ships AMD SMI 27.0.0.
 # * The package set is a subset of AMD's: per release amdrocm-sysdeps, -llvm, -runtime, -base,
 #   -amdsmi, -opencl, -runtime-dev, -llvm-dev, -developer-tools (without AMD's profiler, debugger,
