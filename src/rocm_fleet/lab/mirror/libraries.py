@@ -23,7 +23,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from rocm_fleet.lab.mirror.debs import DebSpec
@@ -43,7 +43,7 @@ class Library:
     soname: str  # its DT_SONAME, which ld.so looks it up by: libamdhip64.so.5
     mode: int
     depends: str  # the Debian package's own Depends: what the file needs at run time
-    content: bytes = b""
+    content: bytes = field(default=b"", repr=False)  # megabytes: kept out of messages
 
     @property
     def link(self) -> str:
@@ -118,7 +118,7 @@ def _keep(library: Library, kept: Path) -> None:
     """Write the extraction beside its siblings and rename it into place: a reader never sees half of it."""
     kept.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{kept.name}.", dir=kept.parent))
-    described = {field.name: getattr(library, field.name) for field in fields(Library) if field.name != "content"}
+    described = {each.name: getattr(library, each.name) for each in fields(Library) if each.name != "content"}
     (partial / library.file).write_bytes(library.content)
     (partial / "library.json").write_text(json.dumps(described, indent=1))
     try:
