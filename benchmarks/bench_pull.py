@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -37,18 +38,17 @@ from pathlib import Path
 from bench_lab import BIN, REPO, bench_inventory, lab_env
 
 from rocm_fleet.lab.pull import (
-    UNIT_RUN,
+    NODE_EXPORTER_DROP_IN,
     build_collection,
     build_wheelhouse,
-    node_exporter_command,
     node_exporter_deb,
+    node_exporter_drop_in,
     start_prometheus,
 )
 
 FIRST_PORT = 9401  # node_exporters; the pull lab test takes 9300-9399
 PROMETHEUS_PORT = 9600
 SCRAPE = "2s"
-PIDFILE = "/run/rocm-fleet-bench-node-exporter.pid"
 TICKS = 100  # /proc's clock ticks per second on Linux
 
 
@@ -87,10 +87,19 @@ def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> None:
     deb = node_exporter_deb(work)
     pattern = ",".join(hosts)
     ansible(env, inventory, pattern, "ansible.builtin.copy", f"src={deb} dest=/tmp/{deb.name}")
+    # Each host's node_exporter on its own port (scale-NN: FIRST_PORT + NN - 1), set before the package's
+    # postinst starts it: the hosts share the machine's network.
+    drop_in = shlex.quote(node_exporter_drop_in(0))
+    ansible(env, inventory, pattern, "ansible.builtin.shell",
+            f"n=$(hostname); port=$(({FIRST_PORT - 1} + 10#${{n#scale-}}));"
+            f" mkdir -p {Path(NODE_EXPORTER_DROP_IN).parent} && printf %s {drop_in}"
+            f" | sed \"s/127.0.0.1:0 /127.0.0.1:$port /\" > {NODE_EXPORTER_DROP_IN} && systemctl daemon-reload")
     ansible(env, inventory, pattern, "ansible.builtin.apt", f"deb=/tmp/{deb.name}")
     result = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), "playbooks/pull.yml", "--limit",
                              pattern, "-f", "64", "-e", "rocm_fleet_pull_hosts=scale_hosts",
-                             "-e", f"pull_wheelhouse={wheelhouse}", "-e", f"pull_collection_tarball={tarball}"],
+                             "-e", f"pull_wheelhouse={wheelhouse}", "-e", f"pull_collection_tarball={tarball}",
+                             # The benchmark starts each round's checks itself, all at once.
+                             "-e", "pull_timer_enabled=false"],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=7200)
     if result.returncode != 0:
         raise SystemExit(f"pull.yml exited {result.returncode}:\n{result.stdout[-3000:]}")
@@ -104,14 +113,14 @@ def check_round(env: dict, inventory: Path, hosts: list[str], server, timeout: f
     before_machine, before_server = machine_ticks(), process_ticks(server.pid)
     before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    # Fired at once and left running (async, poll 0), as each host's timer would start it.
-    ansible(env, inventory, ",".join(hosts), "ansible.builtin.shell",
-            f"{UNIT_RUN} >/var/log/rocm-fleet-bench-pull.log 2>&1", "-B", "3600", "-P", "0")
+    # Started at once and left running, as each host's timer would start it.
+    ansible(env, inventory, ",".join(hosts), "ansible.builtin.command",
+            "systemctl start --no-block rocm-fleet-pull.service")
     after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     while fresh_reports(PROMETHEUS_PORT, since) < size:
         if time.monotonic() - started > timeout:
             raise SystemExit(f"{size} hosts: not every report reached Prometheus in {timeout:.0f} s"
-                             " (/var/log/rocm-fleet-bench-pull.log on a host says why)")
+                             " (journalctl -u rocm-fleet-pull.service on a host says why)")
         time.sleep(1)
     known = time.monotonic() - started
     fired = (after_children.ru_utime - before_children.ru_utime
@@ -144,9 +153,6 @@ def main() -> int:
         inventory = args.inventory or bench_inventory(env, work)
         deploy(env, inventory, hosts, work)
         ports = {host: FIRST_PORT + number for number, host in enumerate(hosts)}
-        for host, port in ports.items():
-            ansible(env, inventory, host, "ansible.builtin.shell",
-                    node_exporter_command(port, PIDFILE, "/var/log/rocm-fleet-bench-node-exporter.log"))
         (work / "prometheus").mkdir()
         targets = [f"127.0.0.1:{port}" for port in ports.values()]
         server = start_prometheus(work / "prometheus", PROMETHEUS_PORT, targets,
@@ -162,7 +168,7 @@ def main() -> int:
             server.terminate()
             server.wait(timeout=60)
             subprocess.run([str(BIN / "ansible"), "-i", str(inventory), ",".join(hosts), "-b", "-m",
-                            "ansible.builtin.shell", "-a", f"kill $(cat {PIDFILE}) && rm -f {PIDFILE}"],
+                            "ansible.builtin.shell", "-a", "systemctl disable --now prometheus-node-exporter.service"],
                            cwd=REPO, env=env, capture_output=True, timeout=600)
     if args.json == "-":
         print(json.dumps(rows))

@@ -1,9 +1,9 @@
-"""Pull mode on the lab: the artifacts a site builds for roles/pull, and what systemd would run.
+"""Pull mode on the lab: the artifacts a site builds for roles/pull, and node_exporter's port per host.
 
 The lab test (tests/integration/lab/test_pull_mode.py) and the pull fleet benchmark
 (benchmarks/bench_pull.py) both put lab hosts in pull mode with these, as docs/pull-mode.md
-tells a site to: a wheelhouse per Python version of the hosts, the collection tarball, and,
-since lab hosts run no systemd, the service's own lines run by the host's shell.
+tells a site to: a wheelhouse per Python version of the hosts, the collection tarball, and
+Debian's node_exporter, which the hosts' systemd runs on a port of each host's own.
 """
 
 from __future__ import annotations
@@ -19,25 +19,6 @@ SERVICE = "/etc/systemd/system/rocm-fleet-pull.service"
 REPORT = "/var/lib/rocm-fleet/pull/drift.json"
 # manylinux tags of the wheels the hosts' Pythons take (x86_64).
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
-
-# What systemd does for rocm-fleet-pull.service, read by the host from its own unit: make the State- and
-# CacheDirectory, read the EnvironmentFile, run each ExecStartPre and the ExecStart (the role admits only values
-# that systemd and sh split alike). Prints the ExecStart's exit status as pull-exit=N.
-UNIT_RUN = "; ".join(
-    [
-        f"unit={SERVICE}",
-        'get() { sed -n "s/^$1=//p" "$unit"; }',
-        'mkdir -p "/var/lib/$(get StateDirectory)" "/var/cache/$(get CacheDirectory)"',
-        "set -a",
-        '. "$(get EnvironmentFile)"',
-        "set +a",
-        "cd /",
-        'get ExecStartPre | while read -r line; do eval "$line" || exit 1; done || exit 1',
-        'eval "$(get ExecStart)"',
-        'echo "pull-exit=$?"',
-    ]
-)
-
 
 def _run(command: list[str], cwd: Path | None = None, timeout: float = 600) -> None:
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
@@ -104,11 +85,18 @@ def node_exporter_deb(directory: Path) -> Path:
     return next(directory.glob("prometheus-node-exporter_*.deb"))
 
 
-def node_exporter_command(port: int, pidfile: str, log: str) -> str:
-    """Start node_exporter on loopback as Debian's unit does, with only the textfile collector (to save CPU)."""
+NODE_EXPORTER_DROP_IN = "/etc/systemd/system/prometheus-node-exporter.service.d/50-lab-listen.conf"
+
+
+def node_exporter_drop_in(port: int) -> str:
+    """A drop-in for Debian's prometheus-node-exporter.service: the host's own loopback port (the lab's hosts
+    share the machine's network), and only the textfile collector (to save CPU). Written before the package is
+    installed, so the unit its postinst starts listens there from the first start."""
     return (
-        f"setsid prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
-        f" --collector.disable-defaults --collector.textfile </dev/null >{log} 2>&1 & echo $! > {pidfile}"
+        "# rocm-fleet lab: this host's node_exporter port on the machine's loopback\n"
+        "[Service]\nExecStart=\n"
+        f"ExecStart=/usr/bin/prometheus-node-exporter --web.listen-address=127.0.0.1:{port}"
+        " --collector.disable-defaults --collector.textfile\n"
     )
 
 

@@ -3,12 +3,12 @@
 Two hosts (one Debian 12, one Debian 13) get playbooks/pull.yml (roles/pull): the check's Python packages from
 a wheelhouse built here (pip download for each host's Python, the rocm-fleet wheel of this checkout), the
 collection tarball ansible-galaxy builds, Debian's prometheus-node-exporter (downloaded here with apt-get
-download, as the lab's other tests get Debian's rocm-smi) and the units. The lab runs no systemd, so the test
-runs what rocm-fleet-pull.service runs (its EnvironmentFile and ExecStart, read from the host) and checks the
-units with systemd-analyze verify. Debian's prometheus, on loopback with the shipped rules and 1 s intervals,
-scrapes each host's node_exporter; a changed managed file on one host raises exactly that host's alerts, found
-through the HTTP API, and they clear after site.yml and the next pull run; a host whose last report is older than
-two of its check periods raises exactly its stale-report alert.
+download, as the lab's other tests get Debian's rocm-smi, and run by the host's systemd on a port of its own)
+and the units, with a check every {INTERVAL} s. The hosts' systemd runs the timer: nothing in this test runs
+the service. Debian's prometheus, on loopback with the shipped rules and 1 s intervals, scrapes each host's
+node_exporter; a changed managed file on one host raises exactly that host's alerts at its next timer run,
+found through the HTTP API, and they clear after site.yml and the run after; a host whose last report is older
+than two of its check periods raises exactly its stale-report alert. systemd-analyze verify checks the units.
 """
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ from fleet_testing.lab_helpers import REPO
 from fleet_testing.lab_site import run_playbook
 
 from rocm_fleet.lab.pull import (
-    REPORT,
+    NODE_EXPORTER_DROP_IN,
     SERVICE,
-    UNIT_RUN,
     build_collection,
     build_wheelhouse,
-    node_exporter_command,
+    node_exporter_drop_in,
     start_prometheus,
 )
 from rocm_fleet.lab.pull import node_exporter_deb as node_exporter_package
@@ -51,7 +50,13 @@ TIMER = "/etc/systemd/system/rocm-fleet-pull.timer"
 INTERVAL_TEXTFILE = "/var/lib/prometheus/node-exporter/rocm_fleet_pull.prom"
 RULES = REPO / "files" / "prometheus" / "rocm-fleet.rules.yml"
 PORTS = range(9300, 9400)  # this test's loopback ports: node_exporters and Prometheus
-NODE_EXPORTER_PIDFILE = "/run/rocm-fleet-test-node-exporter.pid"
+# A check every 30 s, the first right away: long enough for a run to end before the next (about 10 s on two
+# hosts), short enough for the alerts to follow a drift within a minute or two.
+INTERVAL = 30
+TIMER_VARS = ("-e", f"pull_interval_seconds={INTERVAL}", "-e", "pull_boot_delay_seconds=1",
+              "-e", "pull_randomized_delay_seconds=0")
+WAIT = 4 * INTERVAL + 60  # two timer periods and a run, with room for a loaded machine
+__doc__ = __doc__.replace("{INTERVAL}", str(INTERVAL))
 
 
 def free_port(taken: set[int]) -> int:
@@ -111,17 +116,28 @@ def node_exporter_deb(tmp_path_factory) -> Path:
 
 def pull_playbook(hosts, wheelhouse: Path, tarball: Path, *args: str):
     return run_playbook("playbooks/pull.yml", "--limit", ",".join(hosts), "-e", f"pull_wheelhouse={wheelhouse}",
-                        "-e", f"pull_collection_tarball={tarball}", *args)
+                        "-e", f"pull_collection_tarball={tarball}", *TIMER_VARS, *args)
+
+
+def unit_state(host: str, unit: str, *properties: str) -> dict[str, str]:
+    lines = root_shell(host, f"systemctl show {unit} " + " ".join(f"-p {name}" for name in properties))
+    return dict(line.split("=", 1) for line in lines.splitlines() if "=" in line)
 
 
 @pytest.fixture(scope="module")
 def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
     """The hosts in pull mode, each serving its textfile through its own node_exporter; {host: exporter port}."""
     seconds = {}
-    for host in hosts:
+    taken: set[int] = set()
+    ports = {host: free_port(taken) for host in hosts}
+    for host, port in ports.items():
         adhoc(host, "ansible.builtin.copy", f"src={node_exporter_deb} dest=/tmp/{node_exporter_deb.name}")
+        drop_in = shlex.quote(node_exporter_drop_in(port))
+        root_shell(host, f"mkdir -p {Path(NODE_EXPORTER_DROP_IN).parent}"
+                         f" && printf %s {drop_in} > {NODE_EXPORTER_DROP_IN} && systemctl daemon-reload")
         root_shell(host, f"DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "
                          f"/tmp/{node_exporter_deb.name}")
+        assert unit_state(host, "prometheus-node-exporter.service", "ActiveState")["ActiveState"] == "active"
     # --check first, on hosts that have never been in pull mode: every change shown, none made.
     started = time.monotonic()
     check = pull_playbook(hosts, wheelhouse, collection_tarball, "--check", "--diff")
@@ -140,16 +156,14 @@ def pull_fleet(hosts, wheelhouse, collection_tarball, node_exporter_deb):
     seconds["second run"] = time.monotonic() - started
     assert second.returncode == 0, second.tail()
     assert {host: second.recap[host]["changed"] for host in hosts} == dict.fromkeys(hosts, 0), second.changed_tasks
-    assert "systemd does not run this host" in first.output  # the lab: units written, timer not enabled
-    taken: set[int] = set()
-    ports = {host: free_port(taken) for host in hosts}
-    for host, port in ports.items():
-        root_shell(host, node_exporter_command(port, NODE_EXPORTER_PIDFILE,
-                                               "/var/log/rocm-fleet-test-node-exporter.log"))
+    for host in hosts:
+        timer = unit_state(host, "rocm-fleet-pull.timer", "UnitFileState", "ActiveState")
+        assert timer == {"UnitFileState": "enabled", "ActiveState": "active"}, (host, timer)
     print("pull.yml: " + ", ".join(f"{name} {value:.0f} s" for name, value in seconds.items()))
     yield ports
-    for host in hosts:
-        shell(host, f"kill $(cat {NODE_EXPORTER_PIDFILE}) && rm -f {NODE_EXPORTER_PIDFILE}")
+    for host in hosts:  # the other tests' hosts check nothing on their own
+        shell(host, "systemctl disable --now rocm-fleet-pull.timer prometheus-node-exporter.service;"
+                    " systemctl stop rocm-fleet-pull.service")
 
 
 class Prometheus:
@@ -201,17 +215,10 @@ def prometheus(pull_fleet, tmp_path_factory):
         server.wait(timeout=30)
 
 
-def pull_run(hosts: tuple[str, ...]) -> dict[str, tuple[int, dict]]:
-    """Run the service's command on every host at once; {host: (exit status, drift.json)}."""
-    results = adhoc(",".join(hosts), "ansible.builtin.shell",
-                    f"{UNIT_RUN}; cat {REPORT}", timeout=600)
-    runs = {}
-    for host in hosts:
-        output = results[host].get("stdout", "")
-        assert "pull-exit=" in output, results[host]
-        status, report = output.rsplit("pull-exit=", 1)[1].split("\n", 1)
-        runs[host] = (int(status), json.loads(report)["hosts"][host])
-    return runs
+def timer_runs(host: str) -> int:
+    """How many times the host's systemd has started the check since the timer was enabled (none by hand)."""
+    journal = root_shell(host, "journalctl -b -o cat -u rocm-fleet-pull.service | grep -c '^Starting' || true")
+    return int(journal.strip() or 0)
 
 
 def test_units_pass_systemd_analyze_verify(pull_fleet, tmp_path):
@@ -230,28 +237,23 @@ def test_units_pass_systemd_analyze_verify(pull_fleet, tmp_path):
 
 def test_a_drift_on_one_host_raises_its_alerts_in_prometheus_and_site_yml_clears_them(hosts, pull_fleet, prometheus):
     started = time.monotonic()
-    runs = pull_run(hosts)
-    assert {host: (code, report["status"]) for host, (code, report) in runs.items()} == dict.fromkeys(
-        hosts, (0, "compliant")), runs
-    prometheus.wait("rocm_fleet_host_compliant", prometheus.compliant, dict.fromkeys(hosts, 1.0))
+    # The first timer run of each host: its report reaches Prometheus through its own node_exporter.
+    prometheus.wait("rocm_fleet_host_compliant", prometheus.compliant, dict.fromkeys(hosts, 1.0), WAIT)
     prometheus.wait("the firing alerts", prometheus.alerts, set())
 
     root_shell(DRIFTED, DRIFT_COMMAND)
+    drifted = time.monotonic()
     try:
-        runs = pull_run(hosts)
-        drifted = time.monotonic()
-        assert {host: code for host, (code, _) in runs.items()} == {h: 2 if h == DRIFTED else 0 for h in hosts}
-        assert [check["id"] for check in runs[DRIFTED][1]["checks"] if check["status"] == "fail"] == [DRIFT_CHECK]
         expected = {("RocmFleetHostNotCompliant", DRIFTED, None), ("RocmFleetCheckFailed", DRIFTED, DRIFT_CHECK)}
-        raised = prometheus.wait("the firing alerts", prometheus.alerts, expected)
+        raised = prometheus.wait("the firing alerts", prometheus.alerts, expected, WAIT)
         assert prometheus.compliant() == {host: 0.0 if host == DRIFTED else 1.0 for host in hosts}
     finally:
         repair = run_playbook("site.yml", "--limit", DRIFTED)
     assert repair.returncode == 0, repair.tail()
-    code, report = pull_run((DRIFTED,))[DRIFTED]
     repaired = time.monotonic()
-    assert (code, report["status"]) == (0, "compliant"), report
-    cleared = prometheus.wait("the firing alerts", prometheus.alerts, set())
+    cleared = prometheus.wait("the firing alerts", prometheus.alerts, set(), WAIT)
+    runs = {host: timer_runs(host) for host in hosts}
+    assert all(count >= 2 for count in runs.values()), f"timer runs per host: {runs}"
 
     # A check that stopped: the other host's textfile says it checks every second, so its last report (from
     # before the repair) is older than two periods. Exactly its stale alert fires; the role's value clears it.
@@ -264,8 +266,8 @@ def test_a_drift_on_one_host_raises_its_alerts_in_prometheus_and_site_yml_clears
     finally:
         root_shell(other, f"mv {INTERVAL_TEXTFILE}.role {INTERVAL_TEXTFILE}")  # a rename: never half a file
     prometheus.wait("the firing alerts", prometheus.alerts, set())
-    print(f"alerts raised {raised - drifted:.1f} s after the pull runs ended, cleared {cleared - repaired:.1f} s"
-          f" after; the test took {time.monotonic() - started:.0f} s")
+    print(f"alerts raised {raised - drifted:.1f} s after the drift, cleared {cleared - repaired:.1f} s after"
+          f" site.yml; timer runs per host {runs}; the test took {time.monotonic() - started:.0f} s")
 
 
 def test_the_service_command_is_the_one_the_issue_describes(hosts):
