@@ -50,12 +50,11 @@ TIMER = "/etc/systemd/system/rocm-fleet-pull.timer"
 INTERVAL_TEXTFILE = "/var/lib/prometheus/node-exporter/rocm_fleet_pull.prom"
 RULES = REPO / "files" / "prometheus" / "rocm-fleet.rules.yml"
 PORTS = range(9300, 9400)  # this test's loopback ports: node_exporters and Prometheus
-# A check every 30 s, the first right away: long enough for a run to end before the next (about 10 s on two
-# hosts), short enough for the alerts to follow a drift within a minute or two.
-INTERVAL = 30
-TIMER_VARS = ("-e", f"pull_interval_seconds={INTERVAL}", "-e", "pull_boot_delay_seconds=1",
-              "-e", "pull_randomized_delay_seconds=0")
-WAIT = 4 * INTERVAL + 60  # two timer periods and a run, with room for a loaded machine
+# A check every minute (the role's shortest period), the first right away: the alerts follow a drift at the next.
+INTERVAL = 60
+TIMER_VARS = ("-e", json.dumps({"pull_interval_seconds": INTERVAL, "pull_boot_delay_seconds": 1,
+                                "pull_randomized_delay_seconds": 0}))
+WAIT = 3 * INTERVAL + 60  # two timer periods and a run, with room for a loaded machine
 __doc__ = __doc__.replace("{INTERVAL}", str(INTERVAL))
 
 
