@@ -216,12 +216,23 @@ def where(assignment):
     return "%s:%d" % (assignment["path"], assignment["line"])
 
 
-def origin_of(name, value, assignments):
-    """' (from /etc/profile.d/x.sh:3)' for the last file that sets ``name`` (to ``value`` when one does)."""
+UNSET_LOGIN = " (from no file read: set by a script or PAM)"
+# The system manager's environment: DefaultEnvironment, or systemctl set-environment; a setting removed from the
+# files stays until the manager reads them again.
+UNSET_MANAGER = (" (in no DefaultEnvironment file now: set by systemctl set-environment, or removed from the files "
+                 "and gone at the next daemon-reexec or boot)")
+
+
+def origin_of(name, value, assignments, unset=None):
+    """' (from /etc/profile.d/x.sh:3)' for the last file that sets ``name`` (to ``value`` when one does).
+
+    With ``unset`` only a file that sets that very value is named, else ``unset`` is the origin (the
+    manager's files are all it reads: one with another value is not where the running value came from).
+    """
     setting = [entry for entry in assignments if entry["name"] == name]
     same = [entry for entry in setting if value is None or entry["value"] == value]
-    chosen = (same or setting)[-1:] if setting else []
-    return " (from %s)" % where(chosen[0]) if chosen else " (from no file read: set by a script or PAM)"
+    chosen = (same if unset is not None else same or setting)[-1:]
+    return " (from %s)" % where(chosen[0]) if chosen else unset or UNSET_LOGIN
 
 
 def _not_needed_reason(name, needed, gfx_targets):
@@ -232,7 +243,7 @@ def _not_needed_reason(name, needed, gfx_targets):
     return "%s: this host needs only %s" % (name, ", ".join("%s=%s" % item for item in sorted(needed.items())))
 
 
-def override_problems(environment, needed, gfx_targets=(), assignments=(), what="the environment"):
+def override_problems(environment, needed, gfx_targets=(), assignments=(), what="the environment", unset=None):
     """[message] for each HSA override in ``environment`` that the GPUs do not need, or with another value.
 
     ``needed`` is what preflight decided (HSA_OVERRIDE_GFX_VERSION or HSA_OVERRIDE_GFX_VERSION_<node>, name to
@@ -244,7 +255,7 @@ def override_problems(environment, needed, gfx_targets=(), assignments=(), what=
         if not OVERRIDE_NAME.match(name):
             continue
         value = environment[name]
-        origin = origin_of(name, value, assignments)
+        origin = origin_of(name, value, assignments, unset)
         if name not in needed:
             problems.append("%s has %s=%s%s, not wanted: %s" % (
                 what, name, value, origin, _not_needed_reason(name, needed, gfx_targets)))
@@ -256,18 +267,104 @@ def override_problems(environment, needed, gfx_targets=(), assignments=(), what=
     return problems
 
 
-def file_override_problems(assignments, needed, gfx_targets=()):
-    """[message] for each file line that sets an HSA override the GPUs do not need, or another value."""
+def file_override_problem(entry, needed, gfx_targets=()):
+    """The message for a file line that sets an HSA override the GPUs do not need, or another value; else None."""
+    name, value = entry["name"], entry["value"]
+    if not OVERRIDE_NAME.match(name):
+        return None
+    if name not in needed:
+        return "%s sets %s=%s, not wanted: %s" % (where(entry), name, value,
+                                                  _not_needed_reason(name, needed, gfx_targets))
+    if str(needed[name]) != value and "$" not in value:
+        return "%s sets %s=%s, expected %s" % (where(entry), name, value, needed[name])
+    return None
+
+
+def file_override_problems(assignments, needed, gfx_targets=(), pending=()):
+    """[message] for each file line that sets an HSA override the GPUs do not need, or another value.
+
+    ``pending``: the DefaultEnvironment settings the running manager does not have yet
+    (``pending_default_environment``); a problem of one of them says so, and what applies it.
+    """
+    waiting = dict(((entry["path"], entry["line"], entry["name"]), entry) for entry in pending)
     problems = []
     for entry in assignments:
-        name, value = entry["name"], entry["value"]
-        if not OVERRIDE_NAME.match(name):
+        message = file_override_problem(entry, needed, gfx_targets)
+        if message is None:
             continue
-        if name not in needed:
-            problems.append("%s sets %s=%s, not wanted: %s" % (
-                where(entry), name, value, _not_needed_reason(name, needed, gfx_targets)))
-        elif str(needed[name]) != value and "$" not in value:
-            problems.append("%s sets %s=%s, expected %s" % (where(entry), name, value, needed[name]))
+        key = (entry["path"], entry["line"], entry["name"])
+        if key in waiting:
+            message += " (%s)" % pending_note(waiting[key])
+        problems.append(message)
+    return problems
+
+
+# What applies a DefaultEnvironment setting to the running manager (systemd-system.conf(5)).
+PENDING_APPLY = "systemctl daemon-reexec or the next boot applies it"
+
+
+def pending_default_environment(configured, environment):
+    """[{name, value, running, path, line}]: the DefaultEnvironment settings in effect in the files
+    (``manager_default_environment``) that the running manager's environment lacks or has with another value.
+
+    The manager reads its configuration at start and at ``daemon-reexec``; a file written since waits until then.
+    """
+    return [dict(entry, running=environment.get(entry["name"])) for entry in configured
+            if environment.get(entry["name"]) != entry["value"]]
+
+
+def pending_note(entry):
+    """'pending: the running manager has none yet; systemctl daemon-reexec or the next boot applies it'."""
+    running = "none" if entry["running"] is None else "%s=%s" % (entry["name"], entry["running"])
+    return "pending: the running manager has %s yet; %s" % (running, PENDING_APPLY)
+
+
+def pending_problem(entry):
+    """A pending setting that is no problem of its own: written, not applied."""
+    return "pending: %s sets %s=%s, the running manager has %s (%s)" % (
+        where(entry), entry["name"], entry["value"],
+        "none" if entry["running"] is None else "%s=%s" % (entry["name"], entry["running"]), PENDING_APPLY)
+
+
+# The install root of a ROCm release: /opt/rocm-7.2.3 (the legacy stream), /opt/rocm/core-10.1 (the Core SDK's).
+RELEASE_ROOT = re.compile(r"^(/opt/rocm-[^/]+|/opt/rocm/core-[^/]+)(?:/|$)")
+
+
+def other_release_root(host, path, is_default):
+    """The install root of another release than the default that ``path`` lies in (as written or where its links
+    lead on the host), or None."""
+    normalized = os.path.normpath(path) if path else ""
+    for candidate in (normalized, _resolved(host, normalized) if normalized.startswith("/") else None):
+        match = RELEASE_ROOT.match(candidate or "")
+        if match:
+            return None if is_default(match.group(1)) else match.group(1)
+    return None
+
+
+def library_path_problems(host, environment, is_default, assignments=(), what="the environment", unset=None):
+    """[message] for each LD_LIBRARY_PATH entry in another release's install root: the loader takes it before its
+    cache, so a job gets that release's runtime whatever /etc/ld.so.conf.d says (ROCM-ENV-008's concern)."""
+    value = (environment or {}).get("LD_LIBRARY_PATH")
+    if not value:
+        return []
+    others = [entry for entry in value.split(":") if entry and other_release_root(host, entry, is_default)]
+    if not others:
+        return []
+    return ["%s has LD_LIBRARY_PATH with %s%s: another release's libraries, which the loader takes before its "
+            "cache" % (what, ", ".join(others), origin_of("LD_LIBRARY_PATH", value, assignments, unset))]
+
+
+def file_library_path_problems(host, assignments, is_default):
+    """The same for file lines that set LD_LIBRARY_PATH (as written: what a shell would expand is not judged)."""
+    problems = []
+    for entry in assignments:
+        if entry["name"] != "LD_LIBRARY_PATH":
+            continue
+        others = [part for part in entry["value"].split(":")
+                  if part and "$" not in part and other_release_root(host, part, is_default)]
+        if others:
+            problems.append("%s sets LD_LIBRARY_PATH with %s: another release's libraries, which the loader takes "
+                            "before its cache" % (where(entry), ", ".join(others)))
     return problems
 
 
@@ -379,7 +476,13 @@ def login_argv(host, user, shell):
 
 
 def login_environment(host, user, shell, timeout):
-    """(environment or None, reason it could not be read or None)."""
+    """(environment or None, reason it could not be read or None); read once per host view (every check of the
+    module call that asks for the same user gets the same reading)."""
+    return host.cached(("login_environment", user, shell, timeout),
+                       lambda: _login_environment(host, user, shell, timeout))
+
+
+def _login_environment(host, user, shell, timeout):
     if host.is_live and hasattr(os, "geteuid") and os.geteuid() != 0:
         return None, "not root (run with become), so no login shell can be started for %s" % user
     argv = login_argv(host, user, shell)
@@ -396,6 +499,11 @@ def login_environment(host, user, shell, timeout):
 
 
 def manager_environment(host, timeout):
+    """(environment or None, reason or None) of ``systemctl show-environment``, read once per host view."""
+    return host.cached(("manager_environment", timeout), lambda: _manager_environment(host, timeout))
+
+
+def _manager_environment(host, timeout):
     systemctl = host.executable(SYSTEMCTL)
     if systemctl is None:
         return None, "systemctl is not installed"
@@ -462,15 +570,39 @@ def check_job_environment(expect, host):
         views, actual = _service_views(expect, host)
     state, message = decide(views)
     if state == FAIL:
-        return failed(actual, message, action="none")
+        outcome = failed(actual, message, action="none")
+        outcome.update(_pending_repair(views[0].get("pending")) if expect["scope"] == "service" else {})
+        return outcome
     if state == UNKNOWN:
         return {"status": "unknown", "actual": actual, "message": message, "diff": "", "action": ""}
     return passed(actual, message)
 
 
+def _pending_repair(pending):
+    """What repairs a failed service check whose findings are pending DefaultEnvironment settings.
+
+    ``pending``: {"own": [...], "foreign": [...], "own_only": bool}; own_only when applying the role's own file
+    would leave nothing wrong: site.yml re-executes the manager where the role's drop-in waits (the environment
+    role's check of ROCM-ENV-006's pending settings, tasks/main.yml), so it is the repair.
+    """
+    if not pending or not (pending["own"] or pending["foreign"]):
+        return {}
+    own = sorted(set(entry["path"] for entry in pending["own"]))
+    foreign = sorted(set(entry["path"] for entry in pending["foreign"]))
+    site = "site.yml re-executes the systemd manager (systemctl daemon-reexec) where %s is not applied yet" % (
+        " and ".join(own))
+    if pending["own_only"]:
+        return {"repair": site, "action": "reexec"}
+    notes = [site] if own else []
+    if foreign:
+        notes.append("a person applies the pending settings of %s (systemctl daemon-reexec, or the next boot) or "
+                     "removes them" % ", ".join(foreign))
+    return {"repair_also": "; ".join(notes)}
+
+
 def _override_names(environment):
     return dict((name, value) for name, value in sorted((environment or {}).items())
-                if OVERRIDE_NAME.match(name) or name in ("ROCM_PATH", "PATH"))
+                if OVERRIDE_NAME.match(name) or name in ("ROCM_PATH", "PATH", "LD_LIBRARY_PATH"))
 
 
 def _login_views(expect, host):
@@ -498,6 +630,7 @@ def _login_views(expect, host):
             problems = override_problems(environment, needed, targets, assignments, what) + problems
             problems += rocm_path_problems(environment, expect["rocm_path"], expect["release_dir"], is_default,
                                            what=what)
+            libraries = library_path_problems(host, environment, is_default, assignments, what)
         else:
             # Without the shell's own environment only literal ROCM_PATH settings in files can be judged.
             problems += ["%s sets ROCM_PATH=%s, not the default release %s" % (where(entry), entry["value"],
@@ -505,8 +638,10 @@ def _login_views(expect, host):
                          for entry in assignments
                          if entry["name"] == "ROCM_PATH" and "$" not in entry["value"]
                          and not is_default(entry["value"])]
+            libraries = file_library_path_problems(host, assignments, is_default)
+        problems += libraries
         actual["users"][user] = {"environment": _override_names(environment), "read": reason is None,
-                                 "reason": reason}
+                                 "reason": reason, "other_release_libraries": len(libraries)}
         views.append({"what": what, "problems": problems, "unavailable": reason})
     return views, actual
 
@@ -521,13 +656,26 @@ def _service_views(expect, host):
     what = "the systemd manager environment"
     environment, reason = (None, "not run (run: false)") if not expect["run"] else \
         manager_environment(host, expect["timeout"])
-    problems = file_override_problems(configured + user_assignments, needed, targets)
     require_rocm_path = expect["require_rocm_path"]
+    pending, pending_view = [], None
+    files_problems = file_library_path_problems(host, configured + user_assignments, is_default)
     if environment is not None:
-        problems = override_problems(environment, needed, targets, configured, what) + problems
-        problems += rocm_path_problems(environment, expect["rocm_path"], expect["release_dir"], is_default,
-                                       require_rocm_path=require_rocm_path, require_path=False, what=what)
+        # Written but not applied: the manager reads the files at its start and at daemon-reexec.
+        pending = pending_default_environment(configured, environment)
+        problems = _running_problems(host, environment, expect, is_default, configured)
+        problems += file_override_problems(configured + user_assignments, needed, targets, pending) + files_problems
+        problems += [pending_problem(entry) for entry in pending
+                     if file_override_problem(entry, needed, targets) is None]
+        own = [entry for entry in pending if entry["path"] in expect["role_files"]]
+        foreign = [entry for entry in pending if entry["path"] not in expect["role_files"]]
+        # Whether the role's own file, applied, leaves nothing wrong: then site.yml is the repair.
+        applied = dict(environment, **dict((entry["name"], entry["value"]) for entry in own))
+        own_only = bool(own) and not foreign and not (
+            _running_problems(host, applied, expect, is_default, configured)
+            + file_override_problems(configured + user_assignments, needed, targets) + files_problems)
+        pending_view = {"own": own, "foreign": foreign, "own_only": own_only}
     else:
+        problems = file_override_problems(configured + user_assignments, needed, targets) + files_problems
         # What the manager takes at its next start or reload; the running one may differ, so unknown at best.
         configured_environment = dict((entry["name"], entry["value"]) for entry in configured)
         origin = [where(entry) for entry in configured if entry["name"] == "ROCM_PATH"]
@@ -537,5 +685,17 @@ def _service_views(expect, host):
                                            " (ROCM_PATH from %s)" % origin[0] if origin else ""))
     actual = {"environment": _override_names(environment), "read": reason is None, "reason": reason,
               "default_environment": dict((entry["name"], where(entry)) for entry in configured),
+              "pending": [dict((key, entry[key]) for key in ("name", "value", "running", "path", "line"))
+                          for entry in pending],
               "files": manager_files + user_files}
-    return [{"what": what, "problems": problems, "unavailable": reason}], actual
+    return [{"what": what, "problems": problems, "unavailable": reason, "pending": pending_view}], actual
+
+
+def _running_problems(host, environment, expect, is_default, configured):
+    """What is wrong with the running manager's ``environment``: HSA overrides, ROCM_PATH and PATH, LD_LIBRARY_PATH."""
+    what = "the systemd manager environment"
+    problems = override_problems(environment, expect["hsa_overrides"], expect["gfx_targets"], configured, what,
+                                 UNSET_MANAGER)
+    problems += rocm_path_problems(environment, expect["rocm_path"], expect["release_dir"], is_default,
+                                   require_rocm_path=expect["require_rocm_path"], require_path=False, what=what)
+    return problems + library_path_problems(host, environment, is_default, configured, what, UNSET_MANAGER)

@@ -97,10 +97,22 @@ def evaluate_item(item, position, host):
         outcome["message"],
         outcome["diff"],
         outcome["action"],
+        _repair(item, outcome),
     )
 
 
-def _result(item, status, expected, actual, message, diff="", action=""):
+def _repair(item, outcome):
+    """The item's repair, unless the outcome knows better: ``repair`` replaces it (site.yml applies what is pending
+    in the role's own file), ``repair_also`` adds to it (who repairs a part the item's text does not cover)."""
+    repair = item.get("repair") if isinstance(item.get("repair"), str) else None
+    if outcome.get("repair"):
+        return outcome["repair"]
+    if outcome.get("repair_also"):
+        return "%s; %s" % (repair, outcome["repair_also"]) if repair else outcome["repair_also"]
+    return repair
+
+
+def _result(item, status, expected, actual, message, diff="", action="", repair=None):
     def text(key):
         value = item.get(key)
         return value if isinstance(value, str) else None
@@ -111,7 +123,7 @@ def _result(item, status, expected, actual, message, diff="", action=""):
         "kind": text("kind") or "",
         "role": text("role"),
         "label": text("label"),
-        "repair": text("repair"),
+        "repair": repair if repair is not None else text("repair"),
         "severity": text("severity"),
         "status": status,
         "expected": expected,

@@ -315,10 +315,12 @@ def _failed(results, check_id):
 
 
 def _only_rocm_path_findings(result):
-    """Whether a failed ROCM-ENV-005 saw no HSA override at all: what it lacks is ROCM_PATH/PATH."""
+    """Whether a failed ROCM-ENV-005 saw no HSA override and no other release's LD_LIBRARY_PATH at all: what it
+    lacks is ROCM_PATH/PATH."""
     users = ((result.get("actual") or {}).get("users") or {}).values()
     return not any(name.startswith("HSA_OVERRIDE_GFX_VERSION")
-                   for user in users for name in (user.get("environment") or {}))
+                   for user in users for name in (user.get("environment") or {})) and \
+        not any(user.get("other_release_libraries") for user in users)
 
 
 def one_cause_once(results):
@@ -328,8 +330,8 @@ def one_cause_once(results):
     (ROCM-TOPO-001): HEALTH-002 names the GPU and its links, which is what a person repairs, so
     TOPO-001 becomes skipped pointing at it, with its own finding kept in the message. The role's
     profile file differing (ROCM-ENV-001: a mode that users cannot read, a line gone) leaves login
-    shells without ROCM_PATH and PATH: ROCM-ENV-005 then points at it, unless it saw an HSA override,
-    which is a finding of its own.
+    shells without ROCM_PATH and PATH: ROCM-ENV-005 then points at it, unless it saw an HSA override or
+    another release's LD_LIBRARY_PATH, which are findings of their own.
     """
     folds = []
     if _failed(results, "ROCM-HEALTH-002"):

@@ -112,6 +112,9 @@ KIND_FIELDS = {
         "rocm_path": _field(STR, "/opt/rocm"),
         "release_dir": _field(STR),
         "require_rocm_path": _field(BOOL, True),
+        # The files the role writes (the service scope: its systemd drop-in): what is pending only in them,
+        # site.yml applies.
+        "role_files": _field(LIST, []),
         "run": _field(BOOL, True),
         "timeout": _field(INT, 10),
     },

@@ -63,7 +63,7 @@ EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "devic
            "unlisted_members": "group"}
 # The fields of a checked-only object that its item's expect takes as they are.
 JOB_ENVIRONMENT_FIELDS = ("scope", "users", "hsa_overrides", "gfx_targets", "rocm_path", "release_dir",
-                          "require_rocm_path", "run", "timeout")
+                          "require_rocm_path", "role_files", "run", "timeout")
 DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
 # Item kinds that the controller evaluates against the gpu fact (compliance.gpu_class), not node_compliance.
 GPU_ITEM_KINDS = ("gpu_partition",)

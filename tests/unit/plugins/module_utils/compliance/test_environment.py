@@ -297,3 +297,121 @@ def test_override_and_path_decisions():
         "the environment has no ROCm directory on PATH, expected /opt/rocm/bin"]
     assert rocm_path_problems({"PATH": "/usr/bin"}, "/opt/rocm", "", is_default, require_rocm_path=False,
                               require_path=False) == []
+
+
+# ---- ROCM-ENV-006: DefaultEnvironment written but not applied (pending daemon-reexec or the next boot) -------------
+
+DROP_IN = "/etc/systemd/system.conf.d/rocm-fleet.conf"
+
+
+def manager_runner(environment, calls=None):
+    """``systemctl show-environment`` of a manager that runs with ``environment`` (one NAME=VALUE line each, as it
+    prints a value without special characters)."""
+
+    def run(argv, timeout):
+        if calls is not None:
+            calls.append(argv)
+        assert argv[1:] == ["show-environment"], argv
+        return 0, "".join("%s=%s\n" % item for item in sorted(environment.items())), ""
+
+    return run
+
+
+@pytest.fixture
+def manager_root(root):
+    write(root, "/usr/bin/systemctl", EXECUTABLE, 0o755)
+    write(root, DROP_IN, '[Manager]\nDefaultEnvironment="ROCM_PATH=/opt/rocm"\n')
+    return root
+
+
+def service_check(root, environment, **expect):
+    expect.setdefault("role_files", [DROP_IN])
+    return check(root, run=manager_runner(environment), item_id="ROCM-ENV-006", scope="service", **expect)
+
+
+def test_a_default_environment_that_the_running_manager_has_passes(manager_root):
+    calls = []
+    result = check(manager_root, run=manager_runner({"PATH": "/usr/bin:/bin", "ROCM_PATH": "/opt/rocm"}, calls),
+                   item_id="ROCM-ENV-006", scope="service", role_files=[DROP_IN])
+    assert result["status"] == "pass", result["message"]
+    assert calls == [["/usr/bin/systemctl", "show-environment"]]
+    assert result["actual"]["pending"] == []
+
+
+def test_a_pending_wrong_override_fails_saying_it_is_pending_and_what_applies_it(manager_root):
+    write(manager_root, "/etc/systemd/system.conf.d/50-site.conf",
+          '[Manager]\nDefaultEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    result = service_check(manager_root, {"PATH": "/usr/bin:/bin", "ROCM_PATH": "/opt/rocm"})
+    assert result["status"] == "fail"
+    assert result["message"] == (
+        "/etc/systemd/system.conf.d/50-site.conf:2 sets HSA_OVERRIDE_GFX_VERSION=11.0.0, not wanted: "
+        "HSA_OVERRIDE_GFX_VERSION: ROCm supports gfx942 natively, and an override makes the runtime load another "
+        "target's code objects (pending: the running manager has none yet; systemctl daemon-reexec or the next boot "
+        "applies it)")
+    assert result["actual"]["pending"] == [{"name": "HSA_OVERRIDE_GFX_VERSION", "value": "11.0.0", "running": None,
+                                            "path": "/etc/systemd/system.conf.d/50-site.conf", "line": 2}]
+    # Not the role's file: a person's, who removes it (or applies it).
+    assert result["repair"].startswith("a person applies the pending settings of "
+                                       "/etc/systemd/system.conf.d/50-site.conf (systemctl daemon-reexec")
+    # Once applied, the running manager has it: the same finding, no longer pending.
+    result = service_check(manager_root, {"ROCM_PATH": "/opt/rocm", "HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    assert result["status"] == "fail" and "pending" not in result["message"]
+    assert result["message"].startswith("the systemd manager environment has HSA_OVERRIDE_GFX_VERSION=11.0.0 "
+                                        "(from /etc/systemd/system.conf.d/50-site.conf:2), not wanted")
+
+
+def test_a_running_value_that_differs_from_the_files_is_pending_too(manager_root):
+    needed = {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    write(manager_root, DROP_IN,
+          '[Manager]\nDefaultEnvironment="ROCM_PATH=/opt/rocm" "HSA_OVERRIDE_GFX_VERSION=10.3.0"\n')
+    result = service_check(manager_root, {"ROCM_PATH": "/opt/rocm", "HSA_OVERRIDE_GFX_VERSION": "11.0.0"},
+                           hsa_overrides=needed, gfx_targets=["gfx1031"])
+    assert result["status"] == "fail"
+    assert result["message"].split("; ") == [
+        "the systemd manager environment has HSA_OVERRIDE_GFX_VERSION=11.0.0 (in no DefaultEnvironment file now: "
+        "set by systemctl set-environment, or removed from the files and gone at the next daemon-reexec or boot), "
+        "expected 10.3.0",
+        "pending: %s:2 sets HSA_OVERRIDE_GFX_VERSION=10.3.0, the running manager has HSA_OVERRIDE_GFX_VERSION=11.0.0 "
+        "(systemctl daemon-reexec or the next boot applies it)" % DROP_IN]
+    # Only the role's own drop-in waits, and applied it leaves nothing wrong: site.yml re-executes the manager.
+    assert result["repair"] == ("site.yml re-executes the systemd manager (systemctl daemon-reexec) where %s is not "
+                                "applied yet" % DROP_IN)
+    assert result["action"] == "reexec"
+
+
+def test_the_roles_pending_drop_in_is_site_yml_s_a_foreign_one_a_persons(manager_root):
+    item = {"id": "ROCM-ENV-006", "kind": "job_environment", "repair": "a person: remove the setting named",
+            "expect": {"scope": "service", "role_files": [DROP_IN], "gfx_targets": ["gfx942"],
+                       "release_dir": "/opt/rocm-6.4.1"}}
+    # The role's drop-in, written, not applied: the manager lacks ROCM_PATH.
+    result = evaluate_item(item, 0, HostView(str(manager_root), run=manager_runner({"PATH": "/usr/bin"})))
+    assert result["status"] == "fail"
+    assert result["message"] == (
+        "the systemd manager environment lacks ROCM_PATH, expected /opt/rocm; pending: %s:2 sets "
+        "ROCM_PATH=/opt/rocm, the running manager has none (systemctl daemon-reexec or the next boot applies it)"
+        % DROP_IN)
+    assert result["repair"].startswith("site.yml re-executes the systemd manager")
+    # Not listed as the role's: a person's to apply.
+    result = evaluate_item(dict(item, expect=dict(item["expect"], role_files=[])), 0,
+                           HostView(str(manager_root), run=manager_runner({"PATH": "/usr/bin"})))
+    assert result["repair"] == (
+        "a person: remove the setting named; a person applies the pending settings of %s (systemctl "
+        "daemon-reexec, or the next boot) or removes them" % DROP_IN)
+
+
+def test_another_releases_library_path_fails_in_login_shells_and_services(manager_root):
+    write(manager_root, "/etc/profile.d/zz-old.sh", "export LD_LIBRARY_PATH=/opt/rocm-6.3.3/lib\n")
+    result = check(manager_root, run=login_runner(manager_root, []))
+    assert result["status"] == "fail"
+    assert ("the login shell of alice has LD_LIBRARY_PATH with /opt/rocm-6.3.3/lib (from /etc/profile.d/zz-old.sh:1): "
+            "another release's libraries, which the loader takes before its cache") in result["message"]
+    assert result["actual"]["users"]["alice"]["other_release_libraries"] == 1
+    # Without the shell, the file line says it.
+    assert "/etc/profile.d/zz-old.sh:1 sets LD_LIBRARY_PATH with /opt/rocm-6.3.3/lib" in check(manager_root)["message"]
+    # The default release's own directory is no finding.
+    write(manager_root, "/etc/profile.d/zz-old.sh", "export LD_LIBRARY_PATH=/opt/rocm/lib:/opt/rocm-6.4.1/lib\n")
+    assert check(manager_root, run=login_runner(manager_root, []))["status"] == "pass"
+    result = service_check(manager_root, {"ROCM_PATH": "/opt/rocm", "LD_LIBRARY_PATH": "/opt/rocm-6.3.3/lib64"})
+    assert result["status"] == "fail"
+    assert result["message"].startswith("the systemd manager environment has LD_LIBRARY_PATH with "
+                                        "/opt/rocm-6.3.3/lib64 (in no DefaultEnvironment file now")
