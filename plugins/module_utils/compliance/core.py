@@ -5,9 +5,10 @@
 
 Every checker is ``check(expect, host) -> outcome`` where ``expect`` was
 validated by ``compliance.schema`` and ``host`` is a ``HostView``; an outcome
-is the dict built by ``passed``/``failed``. A checker raises ``CheckError``
-when it cannot tell (unreadable file, malformed state); the evaluator turns
-that into status "error".
+is the dict built by ``passed``/``failed`` (to which a checker may add ``repair``, replacing the
+item's, or ``repair_also``, added to it, where what repairs a finding depends on the finding). A
+checker raises ``CheckError`` when it cannot tell (unreadable file, malformed state); the evaluator
+turns that into status "error".
 """
 
 from __future__ import absolute_import, division, print_function
@@ -117,6 +118,19 @@ class HostView:
             if os.path.isfile(full) and os.access(full, os.X_OK):
                 return candidate
         return None
+
+    def run_reading(self, argv, timeout):
+        """``(rc, stdout, stderr)`` of a command of this machine that only reads files under root, which ``argv``
+        names by ``path()`` (``ldconfig -p -C <root>/etc/ld.so.cache``): unlike ``run`` it runs for any root.
+
+        Raises CommandUnavailable when it cannot run.
+        """
+        try:
+            return (self._run or run_live)(list(argv), timeout)
+        except ToolTimeout as exc:
+            raise CommandUnavailable(str(exc)) from None
+        except (IOError, OSError) as exc:
+            raise CommandUnavailable("cannot run %s: %s" % (argv[0], exc.strerror or exc)) from None
 
     @property
     def is_live(self):

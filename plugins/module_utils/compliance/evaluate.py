@@ -26,12 +26,14 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.files i
     check_link,
     check_modprobe_options,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.loader import check_runtime_libraries
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.packages import check_package
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.schema import (
     KIND_FIELDS,
     ItemInvalid,
     validate_item,
 )
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.visibility import check_device_visibility
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.udev import (
     check_device_acl,
     check_udev_open_rules,
@@ -65,6 +67,8 @@ CHECKERS = {
     "apt_source": check_apt_source,
     "apt_pin": check_apt_pin,
     "job_environment": check_job_environment,
+    "device_visibility": check_device_visibility,
+    "runtime_libraries": check_runtime_libraries,
     "device_access": check_device_access,
     "group_unlisted": check_group_unlisted,
     "udev_uaccess": check_udev_uaccess,

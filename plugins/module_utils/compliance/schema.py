@@ -21,6 +21,10 @@ STR, INT, BOOL, SCALAR = "a string", "an integer", "a boolean", "a string or an 
 LIST, DICT = "a list of strings", "a mapping"
 REQUIRED = object()
 _OVERRIDE = re.compile(r"^HSA_OVERRIDE_GFX_VERSION(?:_\d+)?$")
+# HIP, the HSA runtime, AMD SMI: what a ROCm program loads by soname (compliance.loader, ROCM-ENV-008).
+RUNTIME_LIBRARIES = ("libamdhip64.so.*", "libhsa-runtime64.so.*", "libamd_smi.so*")
+# The variables that keep only the GPUs they list (compliance.visibility, ROCM-ENV-007).
+VISIBILITY_NAMES = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
 
 
 class ItemInvalid(ValueError):
@@ -114,6 +118,25 @@ KIND_FIELDS = {
         "require_rocm_path": _field(BOOL, True),
         # The files the role writes (the service scope: its systemd drop-in): what is pending only in them,
         # site.yml applies.
+        "role_files": _field(LIST, []),
+        "run": _field(BOOL, True),
+        "timeout": _field(INT, 10),
+    },
+    # No variable hides GPUs from every login session or service (compliance.visibility); gpu_count: the host's
+    # logical GPUs, declared: the settings a site makes on purpose (name to value).
+    "device_visibility": {
+        "users": _field(LIST, []),
+        "gpu_count": _field(INT),
+        "declared": _field(DICT, {}),
+        "run": _field(BOOL, True),
+        "timeout": _field(INT, 10),
+    },
+    # The loader resolves the ROCm runtime libraries to the default release (compliance.loader): library file
+    # name patterns; role_files: the ld.so.conf.d file the role writes.
+    "runtime_libraries": {
+        "rocm_path": _field(STR, "/opt/rocm"),
+        "release_dir": _field(STR),
+        "libraries": _field(LIST, list(RUNTIME_LIBRARIES)),
         "role_files": _field(LIST, []),
         "run": _field(BOOL, True),
         "timeout": _field(INT, 10),
@@ -258,7 +281,18 @@ def _check_rules(kind, expect, fail):
         for name, value in expect["hsa_overrides"].items():
             if not _OVERRIDE.match(str(name)) or isinstance(value, (dict, list, bool)) or value is None:
                 fail("hsa_overrides.%s" % name, "must be HSA_OVERRIDE_GFX_VERSION[_<node>] with a version string")
-    if kind in ("job_environment", "device_access") and expect["timeout"] <= 0:
+    if kind == "device_visibility":
+        if expect["gpu_count"] is not None and expect["gpu_count"] < 0:
+            fail("gpu_count", "must not be negative")
+        for name, value in expect["declared"].items():
+            if name not in VISIBILITY_NAMES:
+                fail("declared.%s" % name, "must be one of %s" % ", ".join(VISIBILITY_NAMES))
+            if isinstance(value, (dict, list, bool)) or value is None:
+                fail("declared.%s" % name, "must be a string or a number")
+    if kind == "runtime_libraries" and not expect["libraries"]:
+        fail("libraries", "must not be empty")
+    if kind in ("job_environment", "device_access", "device_visibility", "runtime_libraries") and \
+            expect["timeout"] <= 0:
         fail("timeout", "must be a positive number of seconds")
     if kind == "device_access" and not (expect["users"] and expect["globs"]):
         fail("users" if not expect["users"] else "globs", "must not be empty")

@@ -47,11 +47,17 @@ KINDS = {
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
     # fingerprints: every key the keyring may hold (the current and the next key during a rotation).
     "signing_key": (("path", "fingerprints", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
-    # Checked only (no task applies them): what a job gets, who can open the GPUs, who else is in their groups.
+    # Checked only (no task applies them): what a job gets, who can open the GPUs, who else is in their groups,
+    # which GPUs a job sees, which runtime libraries the loader finds.
     "job_environment": (("scope",), {"users": [], "hsa_overrides": {}, "gfx_targets": []},
                         lambda o: "the environment %s get" % ("login shells" if o["scope"] == "login"
                                                               else "services")),
     "device_access": (("users",), {"open": False}, lambda o: "the listed users can open the GPU device nodes"),
+    # No HIP/ROCR/CUDA_VISIBLE_DEVICES or GPU_DEVICE_ORDINAL for every session or service but the declared ones.
+    "device_visibility": ((), {"users": [], "declared": {}},
+                          lambda o: "no variable hides GPUs from every login session or service"),
+    # The loader finds the ROCm runtime libraries (HIP, HSA, AMD SMI) of the default release, and no other's.
+    "runtime_libraries": ((), {}, lambda o: "the loader resolves the ROCm runtime libraries to the default release"),
     "unlisted_members": (("group",), {"members": [], "exclusive": False},
                          lambda o: "nobody unlisted in %s" % o["group"]),
     # A GPU partition mode (set: compute or memory); checked against the gpu fact with the GPU class checks.
@@ -65,6 +71,8 @@ EXPANDS = {"group": "name", "user": "name", "exclusive_members": "group", "devic
 JOB_ENVIRONMENT_FIELDS = ("scope", "users", "hsa_overrides", "gfx_targets", "rocm_path", "release_dir",
                           "require_rocm_path", "role_files", "run", "timeout")
 DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
+DEVICE_VISIBILITY_FIELDS = ("users", "gpu_count", "declared", "run", "timeout")
+RUNTIME_LIBRARIES_FIELDS = ("rocm_path", "release_dir", "libraries", "role_files", "run", "timeout")
 # Item kinds that the controller evaluates against the gpu fact (compliance.gpu_class), not node_compliance.
 GPU_ITEM_KINDS = ("gpu_partition",)
 
@@ -134,7 +142,8 @@ def _completed(raw, role, where):
     if raw["kind"] == "link":
         _check_link(raw, where)
     # A member object's users were expanded; the checked-only kinds keep theirs.
-    dropped = ("when", "values") if raw["kind"] in ("job_environment", "device_access") else ("when", "values", "users")
+    checked_only = ("job_environment", "device_access", "device_visibility")
+    dropped = ("when", "values") if raw["kind"] in checked_only else ("when", "values", "users")
     obj = dict(defaults, **dict((key, value) for key, value in raw.items() if key not in dropped))
     obj["role"] = "%s.%s" % (COLLECTION, role)
     obj["label"] = "%s: %s" % (role, raw.get("label") or identity(obj))
@@ -227,6 +236,10 @@ def _checks(obj):
         return [("job_environment", _picked(obj, JOB_ENVIRONMENT_FIELDS), None)]
     if kind == "device_access":
         return [("device_access", _picked(obj, DEVICE_ACCESS_FIELDS), None)]
+    if kind == "device_visibility":
+        return [("device_visibility", _picked(obj, DEVICE_VISIBILITY_FIELDS), None)]
+    if kind == "runtime_libraries":
+        return [("runtime_libraries", _picked(obj, RUNTIME_LIBRARIES_FIELDS), None)]
     if kind == "unlisted_members":
         return [("group_unlisted", {"group": obj["group"], "members": obj["members"], "exclusive": obj["exclusive"]},
                  None)]
