@@ -18,8 +18,10 @@ Findings: a soname that resolves outside the default release (naming the path an
 directory); another release's directory in the cache or listed in a file, holding runtime libraries, even where
 it does not win; a listed directory whose runtime libraries the cache does not have yet (pending ``ldconfig``),
 or a cache entry whose directory no file lists now or whose file is gone (the cache is older than the files);
-runtime libraries of the default release that no listed directory gives the loader. With no runtime library in
-the cache, in the release or in a listed directory (a host with the tools only) the check is skipped, saying so.
+runtime libraries of the default release that no listed directory gives the loader. A soname of a library the
+default release does not have, resolving outside every ROCm release (the distribution's HSA runtime that its own
+rocminfo loads), is said, not failed. With no runtime library in the default release (a host with the tools only)
+and nothing of another release, the check is skipped, saying so.
 
 The decisions are the pure functions ``parse_cache``, ``first_for_arch`` and ``conf_lines``.
 """
@@ -251,16 +253,23 @@ def check_runtime_libraries(expect, host):
             problems.append(message)
             (own if owner in role_files else foreign).append(message)
 
-    winners = first_for_arch(runtime, machine)
+    winners, elsewhere = first_for_arch(runtime, machine), []
     for soname, entry in sorted(winners.items()):
         if in_default(entry["path"]):
             continue
         directory = os.path.dirname(entry["path"])
+        other = other_release_root(host, entry["path"], is_default)
+        if not other and _stem(soname) not in release_stems:
+            # Not a ROCm release's, and the default release has no such library to resolve to (the
+            # distribution's HSA runtime under its own rocminfo, beside a release with the tools only).
+            elsewhere.append(
+                "%s resolves to %s, and the default release has no %s" % (soname, entry["path"], _stem(soname))
+            )
+            continue
         lines = by_dir.get(same_dir(directory), [])
         why = listed_by(directory) or (
             "no ld.so.conf file lists %s now: the cache is older than the files (%s)" % (directory, PENDING_LDCONFIG)
         )
-        other = other_release_root(host, entry["path"], is_default)
         finding(
             "%s resolves to %s%s, not the default release %s: %s"
             % (soname, entry["path"], " (release %s)" % other if other else "", release, why),
@@ -375,19 +384,21 @@ def check_runtime_libraries(expect, host):
             "action": "",
             "message": "unknown: the loader's cache: %s; the files read list no other release" % reason,
         }
-    if not winners and not release_stems and not actual["listed"]:
+    noted = "; %s" % "; ".join(elsewhere) if elsewhere else ""
+    if not release_stems:
         return {
             "status": "skipped",
             "actual": actual,
             "diff": "",
             "action": "",
-            "message": "no ROCm runtime library (%s) in the default release %s, in a listed directory or in "
-            "the loader's cache: nothing to resolve (a host with the tools only)" % (", ".join(patterns), release),
+            "message": "the default release %s has no ROCm runtime library (%s): nothing of it to resolve (a host "
+            "with the tools only)%s" % (release, ", ".join(patterns), noted),
         }
+    resolved = [(soname, entry) for soname, entry in sorted(winners.items()) if in_default(entry["path"])]
     return passed(
         actual,
-        "the loader resolves %s to the default release %s"
-        % (", ".join("%s (%s)" % (soname, entry["path"]) for soname, entry in sorted(winners.items())), release),
+        "the loader resolves %s to the default release %s%s"
+        % (", ".join("%s (%s)" % (soname, entry["path"]) for soname, entry in resolved), release, noted),
     )
 
 

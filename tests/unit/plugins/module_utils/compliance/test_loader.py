@@ -26,6 +26,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 ROLE_CONF = "/etc/ld.so.conf.d/rocm.conf"
+# Debian's own linker file (libc6): the multiarch directories, where its HSA runtime and amd-smi library are.
+DEBIAN_MULTIARCH = "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n"
 PERSON = "a person: remove the ld.so.conf.d file or line named, then run ldconfig"
 # A release's runtime: HIP, the HSA runtime, AMD SMI (soname, file name).
 RUNTIME = {
@@ -211,7 +213,7 @@ def test_a_file_removed_after_the_cache_leaves_a_stale_entry(root, objects):
     )
 
 
-def test_no_runtime_library_anywhere_is_skipped_saying_so(tmp_path):
+def test_no_runtime_library_in_the_release_is_skipped_saying_so(tmp_path, objects):
     write(tmp_path, "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
     write(tmp_path, ROLE_CONF, "/opt/rocm/lib\n")
     (tmp_path / "opt/rocm-6.4.1/bin").mkdir(parents=True)  # the tools only
@@ -220,10 +222,41 @@ def test_no_runtime_library_anywhere_is_skipped_saying_so(tmp_path):
     result = check(tmp_path)
     assert (result["status"], result["message"]) == (
         "skipped",
-        "no ROCm runtime library (libamdhip64.so.*, libhsa-runtime64.so.*, libamd_smi.so*) in the default "
-        "release /opt/rocm (/opt/rocm-6.4.1), in a listed directory or in the loader's cache: nothing to "
-        "resolve (a host with the tools only)",
+        "the default release /opt/rocm (/opt/rocm-6.4.1) has no ROCm runtime library (libamdhip64.so.*, "
+        "libhsa-runtime64.so.*, libamd_smi.so*): nothing of it to resolve (a host with the tools only)",
     )
+    # The distribution's HSA runtime (under its own rocminfo) is said, not failed: the release has none.
+    install(tmp_path, objects, "6.3.3", "usr/lib/x86_64-linux-gnu")
+    write(tmp_path, "/etc/ld.so.conf.d/x86_64-linux-gnu.conf", DEBIAN_MULTIARCH)
+    ldconfig(tmp_path)
+    result = check(tmp_path)
+    assert result["status"] == "skipped"
+    assert result["message"].endswith(
+        "(a host with the tools only); libamdhip64.so.6 resolves to /usr/lib/x86_64-linux-gnu/libamdhip64.so.6, and "
+        "the default release has no libamdhip64; libhsa-runtime64.so.1 resolves to "
+        "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1, and the default release has no libhsa-runtime64"
+    )
+    # Another release's, though, fails.
+    install(tmp_path, objects, "5.7.1")
+    write(tmp_path, "/etc/ld.so.conf.d/zz-hip5.conf", "/opt/rocm-5.7.1/lib\n")
+    ldconfig(tmp_path)
+    assert check(tmp_path)["status"] == "fail"
+
+
+def test_the_distributions_runtime_listed_before_the_release_wins_and_fails(root, objects):
+    install(root, objects, "6.3.3", "usr/lib/x86_64-linux-gnu")
+    write(root, "/etc/ld.so.conf.d/x86_64-linux-gnu.conf", DEBIAN_MULTIARCH)
+    ldconfig(root)
+    assert check(root)["status"] == "pass"  # rocm.conf comes first in name order
+    os.rename(root / ROLE_CONF.lstrip("/"), root / "etc/ld.so.conf.d/zz-rocm.conf")
+    ldconfig(root)
+    result = check(root, role_files=["/etc/ld.so.conf.d/zz-rocm.conf"])
+    assert result["status"] == "fail"
+    assert result["message"].startswith(
+        "libamdhip64.so.6 resolves to /usr/lib/x86_64-linux-gnu/libamdhip64.so.6, not the default release /opt/rocm "
+        "(/opt/rocm-6.4.1): /etc/ld.so.conf.d/x86_64-linux-gnu.conf:3 lists /usr/lib/x86_64-linux-gnu; "
+    )
+    assert result["repair"] == PERSON
 
 
 def test_the_release_libraries_that_no_file_lists_fail(root):
