@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import compliance_items
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.specs import ROLES_DIR, read_argument_specs
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.variables import role_variable_problems
 from fleet_testing.roles import evaluate, find_task, load_yaml, render, render_template
@@ -151,7 +152,9 @@ def test_the_base_objects_follow_the_switches():
     labels = [obj["label"] for obj in environment_objects()]
     assert labels == ["environment: /etc/profile.d/rocm.sh", "environment: /etc/systemd/system.conf.d",
                       "environment: /etc/systemd/system.conf.d/rocm-fleet.conf",
-                      "environment: /etc/ld.so.conf.d/rocm.conf", "environment: the environment services get"]
+                      "environment: /etc/ld.so.conf.d/rocm.conf", "environment: the environment services get",
+                      "environment: no variable hides GPUs from every login session or service",
+                      "environment: the loader resolves the ROCm runtime libraries to the default release"]
     states = {obj["path"]: obj.get("state") for obj in environment_objects(environment_systemd_dropin=False,
                                                                           packages_source="distro") if "path" in obj}
     assert "/etc/systemd/system.conf.d" not in states
@@ -169,18 +172,22 @@ def test_names_and_values_that_break_out_of_the_files_are_refused_by_the_one_che
 
 
 @pytest.mark.parametrize(
-    ("overrides", "extra", "valid"),
+    ("overrides", "extra", "visibility", "valid"),
     [
-        ({"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, {}, True),
-        ({"HSA_OVERRIDE_GFX_VERSION_3": "11.0.0"}, {"HIP_FORCE_DEV_KERNARG": "1"}, True),
-        ({"HSA_OVERRIDE_GFX_VERSION": ""}, {}, False),
-        ({"HSA_OVERRIDE_GFX_VERSION": "gfx1030"}, {}, False),
-        ({"HSA_OVERRIDE": "10.3.0"}, {}, False),
-        ({}, {"LD_LIBRARY_PATH": "/opt/rocm/lib"}, False),
-        ({}, {"PATH": "/opt/rocm/bin"}, False),
+        ({"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, {}, {}, True),
+        ({"HSA_OVERRIDE_GFX_VERSION_3": "11.0.0"}, {"HIP_FORCE_DEV_KERNARG": "1"}, {}, True),
+        ({"HSA_OVERRIDE_GFX_VERSION": ""}, {}, {}, False),
+        ({"HSA_OVERRIDE_GFX_VERSION": "gfx1030"}, {}, {}, False),
+        ({"HSA_OVERRIDE": "10.3.0"}, {}, {}, False),
+        ({}, {"LD_LIBRARY_PATH": "/opt/rocm/lib"}, {}, False),
+        ({}, {"PATH": "/opt/rocm/bin"}, {}, False),
+        # The device visibility variables are declared (ROCM-ENV-007), never written by the role.
+        ({}, {}, {"HIP_VISIBLE_DEVICES": "0,1", "GPU_DEVICE_ORDINAL": 0}, True),
+        ({}, {}, {"VISIBLE_DEVICES": "0"}, False),
+        ({}, {"ROCR_VISIBLE_DEVICES": "0"}, {}, False),
     ],
 )
-def test_variable_checks(overrides, extra, valid):
+def test_variable_checks(overrides, extra, visibility, valid):
     task = find_task("environment/tasks/preflight.yml", "Check the variable names and values")
     variables = exported(overrides=overrides, extra=extra)
     results = [
@@ -190,6 +197,8 @@ def test_variable_checks(overrides, extra, valid):
             environment_hsa_overrides=overrides,
             environment_modulefiles=False,
             environment_rocm_versions=[],
+            environment_device_visibility=visibility,
+            __environment_visibility_names=load_yaml("environment/vars/main.yml")["__environment_visibility_names"],
         )
         for condition in task["ansible.builtin.assert"]["that"]
     ]
@@ -210,6 +219,74 @@ def test_the_job_environment_checks_take_the_written_overrides_and_the_default_r
         assert (obj["rocm_path"], obj["release_dir"], obj["gfx_targets"]) == (
             "/opt/rocm", "/opt/rocm-6.4.1", ["gfx1031"])
     assert checked[1]["require_rocm_path"] is True
+    # What is pending in the role's own drop-in, site.yml applies (tasks/main.yml re-executes the manager).
+    assert checked[1]["role_files"] == ["/etc/systemd/system.conf.d/rocm-fleet.conf"] and "role_files" not in checked[0]
     # Without listed users no login shell is started; the distribution's ROCm has no release directory.
     checked = [obj for obj in environment_objects(environment_rocm_path="/usr") if obj["kind"] == "job_environment"]
     assert [(obj["id"], obj["release_dir"]) for obj in checked] == [("ROCM-ENV-006", "")]
+
+
+def test_the_device_visibility_check_takes_the_hosts_logical_gpus_and_the_declared_settings():
+    def visibility(**overrides):
+        [obj] = [obj for obj in environment_objects(**overrides) if obj["kind"] == "device_visibility"]
+        return obj
+
+    detected = {"rocm_version": "6.4.1", "gpu_count": 8, "partitions": {"expected_gpu_count": None}}
+    obj = visibility(preflight_decision=detected, access_users=[{"name": "alice"}])
+    assert (obj["id"], obj["gpu_count"], obj["declared"], obj["users"]) == ("ROCM-ENV-007", 8, {}, ["alice"])
+    # Declared partition modes: their logical count (8 MI300X in CPX: 64); the inventory's count wins over both.
+    cpx = dict(detected, partitions={"expected_gpu_count": 64})
+    assert visibility(preflight_decision=cpx)["gpu_count"] == 64
+    assert visibility(preflight_decision=cpx, preflight_expected_gpu_count=16)["gpu_count"] == 16
+    assert visibility(preflight_decision=detected, preflight_expected_gpu_count=None)["gpu_count"] == 8
+    declared = {"HIP_VISIBLE_DEVICES": "0,1"}
+    assert visibility(preflight_decision=detected, environment_device_visibility=declared)["declared"] == declared
+    # Nothing known: no count, which the check says.
+    [item] = compliance_items([visibility(preflight_decision={"rocm_version": "6.4.1"})])
+    assert "gpu_count" not in item["expect"] and item["kind"] == "device_visibility"
+
+
+def test_the_loader_check_takes_the_default_release_and_the_roles_linker_file():
+    [obj] = [obj for obj in environment_objects() if obj["kind"] == "runtime_libraries"]
+    assert (obj["id"], obj["rocm_path"], obj["release_dir"], obj["role_files"]) == (
+        "ROCM-ENV-008", "/opt/rocm", "/opt/rocm-6.4.1", ["/etc/ld.so.conf.d/rocm.conf"])
+    # The distribution's ROCm: no linker file of the role's, ROCM_PATH /usr.
+    [obj] = [obj for obj in environment_objects(packages_source="distro") if obj["kind"] == "runtime_libraries"]
+    assert (obj["rocm_path"], obj["release_dir"], obj["role_files"]) == ("/usr", "", [])
+
+
+def test_what_is_pending_in_the_roles_files_calls_their_handlers():
+    """tasks/main.yml reads ROCM-ENV-006 and ROCM-ENV-008 for the role's own files; what they report pending there
+    notifies the handler that applies it (and only the role's files: another file's pending change is a person's)."""
+    task = find_task("environment/tasks/main.yml",
+                     "Read what the systemd manager and the loader's cache have not applied of the role's files")
+    variables = {**load_yaml("environment/defaults/main.yml"), **load_yaml("environment/vars/main.yml"),
+                 **load_yaml("environment/vars/Debian.yml"), "preflight_decision": {"rocm_version": "6.4.1"}}
+    objects = render(task["loop"], **variables)
+    assert [(obj["id"], obj["kind"]) for obj in objects] == [("ROCM-ENV-006", "job_environment"),
+                                                             ("ROCM-ENV-008", "runtime_libraries")]
+    items = [render(task["rocm_fleet.core.node_compliance"]["items"], item=obj, **variables)[0] for obj in objects]
+    assert items[0]["expect"]["scope"] == "service" and "users" not in items[0]["expect"]
+    assert items[1]["expect"] == {"rocm_path": "/opt/rocm", "release_dir": "/opt/rocm-6.4.1",
+                                  "role_files": ["/etc/ld.so.conf.d/rocm.conf"]}
+    dropin, linker = "/etc/systemd/system.conf.d/rocm-fleet.conf", "/etc/ld.so.conf.d/rocm.conf"
+    registered = {"results": [
+        {"item": objects[0], "results": [{"kind": "job_environment", "actual": {"pending": [
+            {"name": "ROCM_PATH", "path": dropin}, {"name": "HIP_VISIBLE_DEVICES", "path": "/etc/x.conf"}]}}]},
+        {"item": objects[1], "results": [{"kind": "runtime_libraries", "actual": {"pending": [
+            {"path": "/etc/ld.so.conf.d/zz-old.conf", "line": 1}]}}]},
+    ]}
+    assert render("{{ __environment_pending_manager }}", __environment_pending=registered, **variables) == [dropin]
+    assert render("{{ __environment_pending_loader }}", __environment_pending=registered, **variables) == []
+    registered["results"][1]["results"][0]["actual"]["pending"].append({"path": linker, "line": 2})
+    assert render("{{ __environment_pending_loader }}", __environment_pending=registered, **variables) == [linker]
+    # A skipped loop (no role files) or an item in error (no actual) is nothing pending.
+    errored = {"results": [{"item": objects[0], "results": [{"kind": "job_environment", "actual": None}]},
+                           {"item": objects[1], "skipped": True}]}
+    assert render("{{ __environment_pending_manager }}", __environment_pending=errored, **variables) == []
+    assert render("{{ __environment_pending_manager }}", **variables) == []
+    for name, handler in (("Re-execute the systemd manager where the role's drop-in is not applied yet",
+                           "environment systemd manager changed"),
+                          ("Rebuild the dynamic linker cache where it lacks the role's linker paths",
+                           "environment linker paths changed")):
+        assert find_task("environment/tasks/main.yml", name)["notify"] == handler
