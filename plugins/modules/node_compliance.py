@@ -20,13 +20,16 @@ description:
     task prints for the object, so a failing item names the change C(ansible-playbook --check) would report.
   - Reads files with open and stat calls only (one C(rpm -qa) call on RPM hosts), so a whole host costs a fraction
     of a second. Never changes anything.
-  - The C(job_environment) and C(device_access) kinds also run commands on the host, each killed after the item's
-    C(timeout) (10 seconds) and only where O(root) is C(/) and the module runs as root (C(become)). C(job_environment)
-    starts each listed user's login shell (C(runuser -l USER -c 'printf MARKER; exec env -0'), C(su -) where runuser
-    is missing, C(-s /bin/sh) for a nologin shell) or reads C(systemctl show-environment); C(device_access) with
-    C(open=true) runs C(runuser -u USER -- /bin/sh -c 'test -r NODE -a -w NODE ...') once per user. Where a command
-    cannot run, the files it would have read decide what they can and the rest is C(skipped) with a message
-    starting C(unknown:), never C(pass).
+  - The C(job_environment), C(device_visibility) and C(device_access) kinds also run commands on the host, each
+    killed after the item's C(timeout) (10 seconds) and only where O(root) is C(/) and the module runs as root
+    (C(become)). C(job_environment) and C(device_visibility) start each listed user's login shell
+    (C(runuser -l USER -c 'printf MARKER; exec env -0'), C(su -) where runuser is missing, C(-s /bin/sh) for a
+    nologin shell) and read C(systemctl show-environment), once per call whatever the number of items;
+    C(device_access) with C(open=true) runs C(runuser -u USER -- /bin/sh -c 'test -r NODE -a -w NODE ...') once per
+    user. Where a command cannot run, the files it would have read decide what they can and the rest is C(skipped)
+    with a message starting C(unknown:), never C(pass).
+  - C(runtime_libraries) runs C(ldconfig -p), the loader's cache; for a O(root) other than C(/) this machine's
+    C(ldconfig -p -C <root>/etc/ld.so.cache), which only reads the file.
   - With O(facts=true) it also reads the GPU facts and the host's OS, kernel and CPU facts in the same call, so a
     caller that rendered the items from earlier facts can confirm that they still hold.
   - An invalid item or one whose state cannot be read becomes a result with status C(error) naming the item and
@@ -44,9 +47,9 @@ options:
       - C(id) (required), a stable check ID such as C(ROCM-ENV-001).
       - C(title), what the item asserts; defaults to its C(id).
       - C(kind) (required), one of C(apt_pin), C(apt_source), C(device_access), C(device_acl), C(device_node),
-        C(directory), C(file), C(file_lines), C(group_exists), C(group_members), C(group_unlisted),
-        C(job_environment), C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded), C(package), C(sysctl),
-        C(udev_open_rules), C(udev_uaccess), C(user_exists).
+        C(device_visibility), C(directory), C(file), C(file_lines), C(group_exists), C(group_members),
+        C(group_unlisted), C(job_environment), C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded),
+        C(package), C(runtime_libraries), C(sysctl), C(udev_open_rules), C(udev_uaccess), C(user_exists).
       - C(role), the role that manages the item; C(label), the label its task prints for the object.
       - C(repair), what repairs the item where no task of a role does (a reboot, a person).
       - C(severity), passed through to the result.
@@ -170,7 +173,10 @@ results:
       description: The label the role's task prints for the object, if given.
       type: str
     repair:
-      description: What repairs the item where no task does, if given.
+      description:
+        - What repairs the item where no task does, if given; a check whose repair depends on its finding
+          (C(job_environment) and C(runtime_libraries) where only the role's own file is pending: site.yml)
+          says so here.
       type: str
     severity:
       description: As given in the item.
