@@ -331,13 +331,19 @@ def one_cause_once(results):
     TOPO-001 becomes skipped pointing at it, with its own finding kept in the message. The role's
     profile file differing (ROCM-ENV-001: a mode that users cannot read, a line gone) leaves login
     shells without ROCM_PATH and PATH: ROCM-ENV-005 then points at it, unless it saw an HSA override or
-    another release's LD_LIBRARY_PATH, which are findings of their own.
+    another release's LD_LIBRARY_PATH, which are findings of their own. The role's linker file differing
+    (ROCM-ENV-003: gone, a line missing) leaves the loader without the default release's libraries, or with
+    its directory not in the cache: ROCM-ENV-008 then points at it, unless it found another file's or another
+    release's libraries.
     """
     folds = []
     if _failed(results, "ROCM-HEALTH-002"):
         folds.append(("ROCM-TOPO-001", "ROCM-HEALTH-002 (XGMI links down)", lambda result: True))
     if _failed(results, "ROCM-ENV-001"):
         folds.append(("ROCM-ENV-005", "ROCM-ENV-001 (the role's profile file)", _only_rocm_path_findings))
+    if _failed(results, "ROCM-ENV-003"):
+        folds.append(("ROCM-ENV-008", "ROCM-ENV-003 (the role's linker file)",
+                      lambda result: bool((result.get("actual") or {}).get("role_files_only"))))
     out = []
     for result in results:
         for check_id, cause, applies in folds:

@@ -367,6 +367,9 @@ def check_runtime_libraries(expect, host):
         "listed": [dict(entry) for entry in listed if _libraries_in(host, entry["directory"], patterns)],
         "release_libraries": dict((directory, found) for directory, found in release_dirs.values()),
         "pending": pending,
+        # Every finding is the role's own linker file's (missing, or pending ldconfig): one_cause_once folds the
+        # check into ROCM-ENV-003 where that file differs.
+        "role_files_only": bool(own) and not foreign,
     }
     if problems:
         outcome = failed(

@@ -240,6 +240,21 @@ def test_an_unreadable_profile_folds_the_login_shells_missing_rocm_path_into_env
     assert one_cause_once([profile, override])[1] == override
 
 
+def test_a_missing_linker_file_folds_the_loaders_own_findings_into_env_003():
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.health import one_cause_once
+
+    linker = {"id": "ROCM-ENV-003", "status": "fail", "message": "/etc/ld.so.conf.d/rocm.conf does not exist"}
+    missing = {"id": "ROCM-ENV-008", "status": "fail", "actual": {"role_files_only": True},
+               "message": "the loader's cache has no libamdhip64 of the default release"}
+    other = dict(missing, actual={"role_files_only": False},
+                 message="libamdhip64.so.6 resolves to /opt/rocm-6.3.3/lib/libamdhip64.so.6")
+    assert one_cause_once([missing]) == [missing]
+    folded = one_cause_once([linker, missing])[1]
+    assert folded["status"] == "skipped" and folded["message"].startswith("reported by ROCM-ENV-003")
+    # Another file's or release's finding stays a failure of its own.
+    assert one_cause_once([linker, other])[1] == other
+
+
 PREFLIGHT = dict(dkms=True, before_install=True, skip=sorted(set(HEALTH_CHECKS) - {"ROCM-KERN-003"}))
 
 

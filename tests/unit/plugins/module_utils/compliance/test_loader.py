@@ -268,8 +268,9 @@ def test_the_release_libraries_that_no_file_lists_fail(root):
         "the loader's cache has no libamd_smi of the default release (/opt/rocm-6.4.1/lib has libamd_smi.so.25) "
         "and no ld.so.conf file lists that directory; the loader's cache has no libamdhip64 "
     )
-    # The role's rocm.conf (ROCM-ENV-003) lists it: site.yml.
+    # The role's rocm.conf (ROCM-ENV-003) lists it: site.yml, and ROCM-ENV-003's failure is the one reported.
     assert result["repair"].startswith("site.yml writes /etc/ld.so.conf.d/rocm.conf")
+    assert result["actual"]["role_files_only"] is True
     assert check(root, role_files=[])["repair"] == PERSON
 
 
