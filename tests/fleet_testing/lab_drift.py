@@ -11,10 +11,10 @@ from fleet_testing.lab_helpers import REPO
 from rocm_fleet.drift.model import Change
 
 
-def drift(tmp_path: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+def drift(tmp_path: Path, *args: str, inventory: Path = LAB_INVENTORY) -> tuple[int, dict, subprocess.CompletedProcess]:
     out = tmp_path / "report"
     result = subprocess.run(
-        [str(BIN / "rocm-fleet"), "drift", "-i", str(LAB_INVENTORY), "--output-dir", str(out), *args],
+        [str(BIN / "rocm-fleet"), "drift", "-i", str(inventory), "--output-dir", str(out), *args],
         cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
     )
     report = json.loads((out / "drift.json").read_text()) if (out / "drift.json").exists() else {}
@@ -51,8 +51,8 @@ def compliance_task(host: str, env: dict | None = None) -> tuple[bool, dict]:
     return "Gathering Facts" in tasks, evaluated
 
 
-def shell(pattern: str, command: str) -> None:
-    results = adhoc(pattern, "ansible.builtin.shell", command)
+def shell(pattern: str, command: str, inventory: Path = LAB_INVENTORY) -> None:
+    results = adhoc(pattern, "ansible.builtin.shell", command, inventory=inventory)
     failed = {host: result.get("stderr") or result.get("msg") for host, result in results.items()
               if result.get("failed")}
     assert not failed, failed

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
 
     commands.add_parser("down", help="stop every lab process and remove every lab mount").set_defaults(func=_down)
     commands.add_parser("reset", help="down, then drop every host's disk").set_defaults(func=_reset)
-    status = commands.add_parser("status", help="each host: state, port, profile, boot_id, pid")
+    status = commands.add_parser("status", help="each host: state, port, profile, boot_id, pid, systemd")
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=_status)
 
@@ -60,10 +60,11 @@ def _up(args) -> int:
     result = lab.up(extra_hosts=args.count if args.count is not None else args.hosts)
     for change in result["reinstalled"]:
         print(f"reinstall {change}: its disk was dropped")
+    systemd = result.get("systemd", {})
     for name in result["started"]:
-        print(f"started   {name}")
+        print(f"started   {name} (systemd: {systemd.get(name, '-')})")
     for name in result["already_up"]:
-        print(f"up        {name} (unchanged)")
+        print(f"up        {name} (unchanged; systemd: {systemd.get(name, '-')})")
     for name in result["stopped"]:
         print(f"stopped   {name} (not in the inventory)")
     if result["mirror"]:
@@ -74,7 +75,10 @@ def _up(args) -> int:
     if result["not_ready"]:
         print(f"NOT REACHABLE: {', '.join(result['not_ready'])} (see hosts/<name>/boot.log)", file=sys.stderr)
         return 1
-    return 0
+    booting = {name: state for name, state in systemd.items() if state != "running"}
+    for name, state in booting.items():
+        print(f"{name}: systemd is {state} (journalctl -b inside the host says why)", file=sys.stderr)
+    return 1 if any(not state.startswith("degraded") for state in booting.values()) else 0
 
 
 def _down(args) -> int:
@@ -101,12 +105,15 @@ def _status(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<13} {'DEBIAN':<6} {'AMDGPU':<6} {'PID':>7}  BOOT_ID")
+    print(
+        f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<13} {'DEBIAN':<6} {'AMDGPU':<6} {'PID':>7}  "
+        f"{'BOOT_ID':<36}  SYSTEMD"
+    )
     for row in rows:
         amdgpu = {True: "loaded", False: "no", None: "-"}[row["amdgpu"]]
         print(
             f"{row['host']:<14} {row['state']:<8} {row['port']:>5}  {row['profile']:<13} {row['debian']:<6} "
-            f"{amdgpu:<6} {row['pid'] or '-':>7}  {row['boot_id'] or '-'}"
+            f"{amdgpu:<6} {row['pid'] or '-':>7}  {row['boot_id'] or '-':<36}  {row['systemd'] or '-'}"
         )
     return 0
 

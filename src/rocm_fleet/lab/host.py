@@ -188,6 +188,38 @@ class LabHost:
             time.sleep(0.1)
         return False
 
+    def system_state(self, wait: float = 0) -> str:
+        """``systemctl is-system-running`` inside the host, with its failed units when degraded ("degraded: a, b").
+
+        Asked through the host's pid 1 (nsenter): machinectl would need machined, which the machine lacks.
+        ``wait``: seconds to let a booting host reach its state (``--wait``). "down" without a running host.
+        """
+        init_pid = self.status().get("init_pid") if self.is_running() else None
+        if not init_pid:
+            return "down"
+        enter = ["nsenter", f"--target={init_pid}", "--all", "systemctl"]
+        try:
+            answer = (
+                subprocess.run(
+                    [*enter, "is-system-running", *(["--wait"] if wait else [])],
+                    capture_output=True,
+                    text=True,
+                    timeout=wait or 10,
+                ).stdout.strip()
+                or "unknown"
+            )
+            if answer == "degraded":
+                failed = subprocess.run(
+                    [*enter, "list-units", "--failed", "--plain", "--no-legend"],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                ).stdout.split("\n")
+                answer += ": " + ", ".join(line.split()[0] for line in failed if line.strip())
+        except (OSError, subprocess.TimeoutExpired):
+            answer = "starting" if wait else "unknown"
+        return answer
+
     def unmount(self) -> list[str]:
         return unmount_all_under(self.dir)
 

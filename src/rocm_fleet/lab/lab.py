@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rocm_fleet.lab import base, cleanup, inventory, kernelstate, layer, nspawn, paths
@@ -112,12 +113,18 @@ def up(extra_hosts: int = 0, log=print) -> dict:
 
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     not_ready = [host.spec.name for host in hosts if not host.wait_ready(deadline)]
+    ready = [host for host in hosts if host.spec.name not in not_ready]
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(ready)))) as pool:
+        # Each host's systemd at the end of its boot (running, or degraded with the failed units).
+        states = pool.map(lambda host: host.system_state(wait=120), ready)
+        systemd = dict(zip([host.spec.name for host in ready], states, strict=True))
     result = {
         "started": started,
         "stopped": stopped,
         "reinstalled": reinstalled,
         "already_up": [host.spec.name for host in hosts if host.spec.name not in started],
         "not_ready": not_ready,
+        "systemd": systemd,
         "seconds": round(time.monotonic() - started_at, 1),
         "generated_inventory": str(generated_inventory) if generated_inventory else None,
         "mirror": mirror_info.base_url if mirror else None,
@@ -139,6 +146,7 @@ def status() -> list[dict]:
                 "boot_id": state.get("boot_id") if state.get("state") == "running" else None,
                 "pid": host.supervisor_pid(),
                 "amdgpu": state.get("amdgpu_loaded"),
+                "systemd": host.system_state() if state.get("state") == "running" else None,
             }
         )
     return rows

@@ -20,6 +20,7 @@ REPORT = "/var/lib/rocm-fleet/pull/drift.json"
 # manylinux tags of the wheels the hosts' Pythons take (x86_64).
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
 
+
 def _run(command: list[str], cwd: Path | None = None, timeout: float = 600) -> None:
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:

@@ -37,6 +37,16 @@ def test_up_twice_changes_nothing(lab):
     assert all(row["state"] == "running" for row in after.values())
 
 
+def test_every_host_boots_systemd_as_pid_1_to_running(lab):
+    """systemd is pid 1 and reaches running (lab status asks it through nsenter); sshd, journald and logind are its
+    units, and the host's journal holds this boot."""
+    assert {name: row["systemd"] for name, row in _statuses().items()} == dict.fromkeys(HOSTS, "running")
+    for name, spec in HOSTS.items():
+        seen = lab.run(spec.port, "ps -p 1 -o comm=; systemctl is-active ssh.service systemd-journald.service"
+                                  " systemd-logind.service; sudo -n journalctl -b -q -u ssh.service -n 1 -o cat | wc -l")
+        assert seen.split() == ["systemd", "active", "active", "active", "1"], (name, seen)
+
+
 def test_login_user_has_passwordless_sudo_and_root_cannot_log_in(lab):
     assert lab.run(MI300X.port, "id -un").strip() == "fleet"
     assert lab.run(MI300X.port, "sudo -n id -u").strip() == "0"

@@ -2,8 +2,9 @@
 changed declared mode is reported by drift under the label site.yml --check prints, and site.yml applies it.
 
 mi300x-cpx-01 (inventory/lab: group mi300x_inference, profile mi300x-8-cpx-nps4) declares CPX/NPS4: 64
-logical GPUs. The changes below are given as -e, as a site would edit its group_vars, so the committed
-inventory stays as it is for the other tests:
+logical GPUs. The test runs that host in a lab of its own (own state directory, port and mirror, the site's
+group_vars), so it runs beside the tests of the default instance. The changes below are given as -e, as a site
+would edit its group_vars, so the committed inventory stays as it is:
 
 - QPX/NPS4: a compute mode, applied at once (32 logical GPUs);
 - SPX/NPS1: a memory mode first (amdgpu reload: the lab re-renders /sys when amdgpu loads again), then the
@@ -12,15 +13,55 @@ inventory stays as it is for the other tests:
 
 from __future__ import annotations
 
+import functools
 import json
+from pathlib import Path
 
 import pytest
-from fleet_testing.lab_drift import change_labels, check_labels, drift, failed_checks, shell
-from fleet_testing.lab_site import run_playbook
+import yaml
+from fleet_testing import lab_drift
+from fleet_testing.lab_drift import change_labels, check_labels, failed_checks
+from fleet_testing.lab_helpers import lab_available, rocm_fleet
+from fleet_testing.lab_site import PlaybookRun, link_site_group_vars
+from fleet_testing.lab_site import run_playbook as run_site_playbook
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 HOST = "mi300x-cpx-01"
+PORT, MIRROR_PORT = 2611, 8690
+STATE_DIR = Path("/var/lib/rocm-fleet/lab-partitions-test")
+INVENTORY = STATE_DIR.with_name("lab-partitions-test-inventory")
+drift = functools.partial(lab_drift.drift, inventory=INVENTORY)
+shell = functools.partial(lab_drift.shell, inventory=INVENTORY)
+run_playbook = functools.partial(run_site_playbook, inventory=INVENTORY)
+
+
+@pytest.fixture(scope="module")
+def compliant_lab():
+    """mi300x-cpx-01 alone, converged: the first site.yml run."""
+    reason = lab_available()
+    if reason:
+        pytest.skip(reason)
+    INVENTORY.mkdir(parents=True, exist_ok=True)
+    hosts = {"all": {"children": {"gpu_servers": {"children": {"mi300x_inference": {"hosts": {
+        HOST: {"lab_profile": "mi300x-8-cpx-nps4", "ansible_port": PORT}}}}}}}}
+    (INVENTORY / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
+    link_site_group_vars(INVENTORY, MIRROR_PORT)
+    env = {"ROCM_FLEET_LAB_DIR": str(STATE_DIR), "ROCM_FLEET_LAB_INVENTORY": str(INVENTORY),
+           "ROCM_FLEET_LAB_MIRROR_PORT": str(MIRROR_PORT)}
+    with pytest.MonkeyPatch.context() as patch:  # the inventory's connection settings read the lab's paths
+        for name, value in env.items():
+            patch.setenv(name, value)
+        try:
+            rocm_fleet("lab", "reset", env=env, check=False)
+            up = rocm_fleet("lab", "up", env=env, check=False)
+            assert up.returncode == 0, up.stdout + up.stderr
+            converged: PlaybookRun = run_playbook("site.yml")
+            assert converged.returncode == 0, converged.tail()
+            yield converged
+        finally:
+            reset = rocm_fleet("lab", "reset", env=env, check=False)
+            assert reset.returncode == 0, reset.stdout + reset.stderr
 COMPUTE = "partitions: compute partition {} on every GPU"
 MEMORY = "partitions: memory partition {} on every GPU"
 
