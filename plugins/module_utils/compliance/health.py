@@ -334,7 +334,9 @@ def one_cause_once(results):
     another release's LD_LIBRARY_PATH, which are findings of their own. The role's linker file differing
     (ROCM-ENV-003: gone, a line missing) leaves the loader without the default release's libraries, or with
     its directory not in the cache: ROCM-ENV-008 then points at it, unless it found another file's or another
-    release's libraries.
+    release's libraries. The default release's link pointing elsewhere (ROCM-PKG-001: /opt/rocm at another
+    directory) leaves the cache's /opt/rocm/lib entries dangling or judged against the wrong directory: ROCM-ENV-008
+    then points at it too, unless it found another release's libraries.
     """
     folds = []
     if _failed(results, "ROCM-HEALTH-002"):
@@ -344,6 +346,9 @@ def one_cause_once(results):
     if _failed(results, "ROCM-ENV-003"):
         folds.append(("ROCM-ENV-008", "ROCM-ENV-003 (the role's linker file)",
                       lambda result: bool((result.get("actual") or {}).get("role_files_only"))))
+    if _failed(results, "ROCM-PKG-001"):
+        folds.append(("ROCM-ENV-008", "ROCM-PKG-001 (the default release's link)",
+                      lambda result: not (result.get("actual") or {}).get("other_releases")))
     out = []
     for result in results:
         for check_id, cause, applies in folds:

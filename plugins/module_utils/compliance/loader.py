@@ -253,12 +253,14 @@ def check_runtime_libraries(expect, host):
             problems.append(message)
             (own if owner in role_files else foreign).append(message)
 
-    winners, elsewhere = first_for_arch(runtime, machine), []
+    winners, elsewhere, others = first_for_arch(runtime, machine), [], set()
     for soname, entry in sorted(winners.items()):
         if in_default(entry["path"]):
             continue
         directory = os.path.dirname(entry["path"])
         other = other_release_root(host, entry["path"], is_default)
+        if other:
+            others.add(other)
         if not other and _stem(soname) not in release_stems:
             # Not a ROCm release's, and the default release has no such library to resolve to (the
             # distribution's HSA runtime under its own rocminfo, beside a release with the tools only).
@@ -281,6 +283,7 @@ def check_runtime_libraries(expect, host):
     for entry in for_arch(runtime, machine):
         directory = os.path.dirname(entry["path"])
         if other_release_root(host, entry["path"], is_default) and same_dir(directory) not in reported:
+            others.add(other_release_root(host, entry["path"], is_default))
             behind.setdefault(directory, []).append(entry["soname"])
     for directory, sonames in sorted(behind.items()):
         reported.add(same_dir(directory))
@@ -310,6 +313,8 @@ def check_runtime_libraries(expect, host):
         if not found:
             continue
         other = other_release_root(host, entry["directory"], is_default)
+        if other:
+            others.add(other)
         if other and key not in reported:
             reported.add(key)
             finding(
@@ -370,6 +375,8 @@ def check_runtime_libraries(expect, host):
         # Every finding is the role's own linker file's (missing, or pending ldconfig): one_cause_once folds the
         # check into ROCM-ENV-003 where that file differs.
         "role_files_only": bool(own) and not foreign,
+        # The other releases whose libraries the cache or the files hold: findings of their own, never folded.
+        "other_releases": sorted(others),
     }
     if problems:
         outcome = failed(

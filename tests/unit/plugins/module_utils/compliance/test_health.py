@@ -255,6 +255,21 @@ def test_a_missing_linker_file_folds_the_loaders_own_findings_into_env_003():
     assert one_cause_once([linker, other])[1] == other
 
 
+def test_a_default_release_link_elsewhere_folds_the_loaders_dangling_entries_into_pkg_001():
+    from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.health import one_cause_once
+
+    link = {"id": "ROCM-PKG-001", "status": "fail", "message": "/opt/rocm points to /usr"}
+    dangling = {"id": "ROCM-ENV-008", "status": "fail", "actual": {"role_files_only": False, "other_releases": []},
+                "message": "the loader's cache has libamdhip64.so.5 => /opt/rocm/lib/libamdhip64.so.5, which does"
+                           " not exist"}
+    other = dict(dangling, actual={"other_releases": ["/opt/rocm-7.1.1"]},
+                 message="/etc/ld.so.conf.d/00-rocm-7.1.1.conf:1 lists /opt/rocm-7.1.1/lib")
+    assert one_cause_once([dangling]) == [dangling]
+    folded = one_cause_once([link, dangling])[1]
+    assert folded["status"] == "skipped" and folded["message"].startswith("reported by ROCM-PKG-001")
+    assert one_cause_once([link, other])[1] == other
+
+
 PREFLIGHT = dict(dkms=True, before_install=True, skip=sorted(set(HEALTH_CHECKS) - {"ROCM-KERN-003"}))
 
 
