@@ -62,9 +62,9 @@ def _up(args) -> int:
         print(f"reinstall {change}: its disk was dropped")
     systemd = result.get("systemd", {})
     for name in result["started"]:
-        print(f"started   {name} (systemd: {systemd.get(name, '-')})")
+        print(f"started   {name}, systemd {systemd.get(name, '-')}")
     for name in result["already_up"]:
-        print(f"up        {name} (unchanged; systemd: {systemd.get(name, '-')})")
+        print(f"up        {name} (unchanged), systemd {systemd.get(name, '-')}")
     for name in result["stopped"]:
         print(f"stopped   {name} (not in the inventory)")
     if result["mirror"]:
