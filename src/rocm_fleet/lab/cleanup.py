@@ -94,6 +94,11 @@ def remove_lab_cgroups(state_dir: Path | None = None) -> list[int]:
         return []
     remaining = nspawn.kill_cgroups(directories)
     nspawn.remove_cgroups(directories)
+    for top in {directory.parent for directory in directories}:
+        try:
+            top.rmdir()  # rocm-fleet-lab itself, once no lab uses it
+        except OSError:
+            pass
     for leftover in nspawn.PROPAGATE.glob(f"lab-{nspawn.lab_id(state_dir)}-*"):
         try:
             leftover.rmdir()
