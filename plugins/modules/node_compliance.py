@@ -175,7 +175,7 @@ results:
     repair:
       description:
         - What repairs the item where no task does, if given; a check whose repair depends on its finding
-          (C(job_environment) and C(runtime_libraries) where only the role's own file is pending: site.yml)
+          (C(job_environment) and C(runtime_libraries) where only the role's own file is pending, site.yml)
           says so here.
       type: str
     severity:

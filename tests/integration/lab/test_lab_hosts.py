@@ -42,8 +42,9 @@ def test_every_host_boots_systemd_as_pid_1_to_running(lab):
     units, and the host's journal holds this boot."""
     assert {name: row["systemd"] for name, row in _statuses().items()} == dict.fromkeys(HOSTS, "running")
     for name, spec in HOSTS.items():
-        seen = lab.run(spec.port, "ps -p 1 -o comm=; systemctl is-active ssh.service systemd-journald.service"
-                                  " systemd-logind.service; sudo -n journalctl -b -q -u ssh.service -n 1 -o cat | wc -l")
+        units = "ssh.service systemd-journald.service systemd-logind.service"
+        seen = lab.run(spec.port, f"ps -p 1 -o comm=; systemctl is-active {units};"
+                                  " sudo -n journalctl -b -q -u ssh.service -n 1 -o cat | wc -l")
         assert seen.split() == ["systemd", "active", "active", "active", "1"], (name, seen)
 
 
