@@ -166,6 +166,10 @@ def fake_lab(tmp_path, monkeypatch):
     monkeypatch.setattr(LabHost, "start", lambda self: None)
     monkeypatch.setattr(LabHost, "stop", lambda self: None)
     monkeypatch.setattr(LabHost, "wait_ready", lambda self, deadline: True)
+    # The engine is the machine's (systemd-nspawn, a cgroup2 hierarchy), not what this test is about.
+    monkeypatch.setattr(lab.nspawn, "require_engine", lambda: "/usr/bin/systemd-nspawn")
+    monkeypatch.setattr(lab.nspawn, "cgroup_roots", lambda: [Path("/sys/fs/cgroup")])
+    monkeypatch.setattr(LabHost, "system_state", lambda self, wait=0: "running")
     return mounted
 
 
