@@ -11,8 +11,6 @@ host's cgroup (rocm_fleet.lab.nspawn) goes last, with whatever it still holds.
 from __future__ import annotations
 
 import os
-import signal
-import time
 from pathlib import Path
 
 from rocm_fleet.lab import nspawn, paths
@@ -69,21 +67,7 @@ def lab_processes(state_dir: Path | None = None) -> list[int]:
 
 def kill_lab_processes(state_dir: Path | None = None, timeout: float = 5) -> list[int]:
     """SIGKILL every lab process until none is left; return the ones that would not go."""
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = lab_processes(state_dir)
-        if not remaining or time.monotonic() > deadline:
-            return remaining
-        for pid in remaining:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-        time.sleep(0.1)
+    return nspawn.kill_until_gone(lambda: lab_processes(state_dir), timeout, reap=True)
 
 
 def remove_lab_cgroups(state_dir: Path | None = None) -> list[int]:

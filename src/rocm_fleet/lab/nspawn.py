@@ -133,11 +133,12 @@ def _procs(directory: Path) -> list[int]:
     return pids
 
 
-def kill_cgroups(directories: list[Path], timeout: float = 5) -> list[int]:
-    """SIGKILL every process left in ``directories``; return the ones still there at the deadline."""
+def kill_until_gone(find, timeout: float = 5, reap: bool = False) -> list[int]:
+    """SIGKILL what ``find()`` lists until it lists nothing; return what is left. ``reap``: wait for those that
+    are our own children, so they do not linger as zombies."""
     deadline = time.monotonic() + timeout
     while True:
-        remaining = sorted({pid for directory in directories if directory.is_dir() for pid in _procs(directory)})
+        remaining = find()
         if not remaining or time.monotonic() > deadline:
             return remaining
         for pid in remaining:
@@ -145,7 +146,19 @@ def kill_cgroups(directories: list[Path], timeout: float = 5) -> list[int]:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            try:
+                if reap:
+                    os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
         time.sleep(0.05)
+
+
+def kill_cgroups(directories: list[Path], timeout: float = 5) -> list[int]:
+    """SIGKILL every process left in ``directories``; return the ones still there at the deadline."""
+    return kill_until_gone(
+        lambda: sorted({pid for directory in directories if directory.is_dir() for pid in _procs(directory)}), timeout
+    )
 
 
 def remove_cgroups(directories: list[Path]) -> None:
