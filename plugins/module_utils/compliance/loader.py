@@ -18,10 +18,11 @@ Findings: a soname that resolves outside the default release (naming the path an
 directory); another release's directory in the cache or listed in a file, holding runtime libraries, even where
 it does not win; a listed directory whose runtime libraries the cache does not have yet (pending ``ldconfig``),
 or a cache entry whose directory no file lists now or whose file is gone (the cache is older than the files);
-runtime libraries of the default release that no listed directory gives the loader. A soname of a library the
-default release does not have, resolving outside every ROCm release (the distribution's HSA runtime that its own
-rocminfo loads), is said, not failed. With no runtime library in the default release (a host with the tools only)
-and nothing of another release, the check is skipped, saying so.
+runtime libraries of the default release that no listed directory gives the loader. A soname the default
+release does not have, resolving outside every ROCm release (the distribution's HSA runtime that its own rocminfo
+loads, the distribution's libamd_smi.so.0 beside a release's libamd_smi.so.27), is said, not failed. With no
+runtime library in the default release (a host with the tools only) and nothing of another release, the check is
+skipped, saying so.
 
 The decisions are the pure functions ``parse_cache``, ``first_for_arch`` and ``conf_lines``.
 """
@@ -239,7 +240,8 @@ def check_runtime_libraries(expect, host):
         found = _libraries_in(host, directory, patterns)
         if found:
             release_dirs.setdefault(same_dir(directory), (directory, found))
-    release_stems = set(_stem(name) for _directory, found in release_dirs.values() for name in found)
+    release_names = set(name for _directory, found in release_dirs.values() for name in found)
+    release_stems = set(_stem(name) for name in release_names)
 
     entries, reason = (None, "not run (run: false)") if not expect["run"] else read_cache(host, expect["timeout"])
     runtime = [
@@ -261,12 +263,12 @@ def check_runtime_libraries(expect, host):
         other = other_release_root(host, entry["path"], is_default)
         if other:
             others.add(other)
-        if not other and _stem(soname) not in release_stems:
-            # Not a ROCm release's, and the default release has no such library to resolve to (the
-            # distribution's HSA runtime under its own rocminfo, beside a release with the tools only).
-            elsewhere.append(
-                "%s resolves to %s, and the default release has no %s" % (soname, entry["path"], _stem(soname))
-            )
+        if not other and soname not in release_names:
+            # Not a ROCm release's, and the default release has no library of that soname to resolve to: the
+            # distribution's HSA runtime under its own rocminfo beside a release with the tools only, or its
+            # libamd_smi.so.0 beside a release whose AMD SMI is libamd_smi.so.27 (a program built for that
+            # soname can load no other).
+            elsewhere.append("%s resolves to %s, and the default release has no %s" % (soname, entry["path"], soname))
             continue
         lines = by_dir.get(same_dir(directory), [])
         why = listed_by(directory) or (

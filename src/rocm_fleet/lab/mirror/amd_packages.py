@@ -39,6 +39,7 @@ ROCM_SMI_SCRIPT = "/usr/libexec/rocm_smi/rocm_smi.py"
 AMD_SMI_SCRIPT = "/usr/libexec/amdsmi_cli/amdsmi_cli.py"
 # AMD's component package -> the runtime library it carries in <prefix>/lib (catalog.ToolSuite.libraries).
 RUNTIME_LIBRARIES = {"hip-runtime-amd": "libamdhip64", "hsa-rocr": "libhsa-runtime64", "amd-smi-lib": "libamd_smi"}
+AMD_LIBDRM = "libdrm-amdgpu-amdgpu1"  # AMD's libdrm, from the graphics repository of a 7.x release
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def graphics_packages(release: RocmRelease, codename: str) -> list[DebSpec]:
         depends=[f"amdgpu-core (= {core.version})"],
     )
     libdrm = DebSpec(
-        name="libdrm-amdgpu-amdgpu1",
+        name=AMD_LIBDRM,
         version=release.graphics_deb_version(release.graphics.libdrm_version, codename),
         section="libs",
         description="Userspace interface to amdgpu-specific kernel DRM services -- runtime",
@@ -211,10 +212,20 @@ def _component(release: RocmRelease, codename: str, name: str, versioned: bool, 
         spec.depends.append(_at_least(tools, "amd-smi"))
         spec.symlinks[f"{prefix}/bin/amd-smi"] = AMD_SMI_SCRIPT
     elif name == "hsa-rocr" and release.graphics:
-        # modelled on ROCm/amdsmi#142: ROCr's libdrm dependency is an alternative (AMD's or the distro's)
-        spec.depends.append("libdrm-amdgpu-amdgpu1 | libdrm-amdgpu1")
+        spec.depends = _amd_libdrm_first(spec.depends)
     _twin_relations(spec, release, name, codename, versioned)
     return spec
+
+
+def _amd_libdrm_first(depends: list[str]) -> list[str]:
+    """ROCr's libdrm as AMD declares it: an alternative with AMD's first (modelled on ROCm/amdsmi#142).
+
+    It goes right after rocm-core, before what Debian's library needs: apt resolves a package's Depends in order,
+    so a libdrm-amdgpu1 reached first (Debian's libhsa-runtime64-1 or libhsakmt1 need it) would satisfy the
+    alternative, and AMD's package from the graphics repository would never be installed, as it is on a real
+    7.x host. Debian's libdrm-amdgpu1 is still installed for those: AMD's here is a placeholder without the file.
+    """
+    return [*depends[:1], f"{AMD_LIBDRM} | libdrm-amdgpu1", *depends[1:]]
 
 
 def _at_least(tools: Tools, package: str) -> str:

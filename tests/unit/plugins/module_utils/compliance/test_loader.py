@@ -41,6 +41,8 @@ RUNTIME = {
         ("libhsa-runtime64.so.1", "libhsa-runtime64.so.1.14.0"),
     ],
     "5.7.1": [("libamdhip64.so.5", "libamdhip64.so.5.7.50701")],
+    # Debian 13's libamd-smi0 (6.1.2), which its amd-smi package pulls in: another soname than 6.4.1's.
+    "debian-amd-smi": [("libamd_smi.so.0", "libamd_smi.so.0.0")],
 }
 
 
@@ -233,8 +235,8 @@ def test_no_runtime_library_in_the_release_is_skipped_saying_so(tmp_path, object
     assert result["status"] == "skipped"
     assert result["message"].endswith(
         "(a host with the tools only); libamdhip64.so.6 resolves to /usr/lib/x86_64-linux-gnu/libamdhip64.so.6, and "
-        "the default release has no libamdhip64; libhsa-runtime64.so.1 resolves to "
-        "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1, and the default release has no libhsa-runtime64"
+        "the default release has no libamdhip64.so.6; libhsa-runtime64.so.1 resolves to "
+        "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1, and the default release has no libhsa-runtime64.so.1"
     )
     # Another release's, though, fails.
     install(tmp_path, objects, "5.7.1")
@@ -343,3 +345,23 @@ def test_invalid_items_are_errors():
         {"id": "X-1", "kind": "runtime_libraries", "expect": {"libraries": []}}, 0, HostView("/nonexistent")
     )
     assert (result["status"], result["message"]) == ("error", "X-1: expect.libraries: must not be empty")
+
+
+def test_the_distributions_library_of_a_soname_the_release_lacks_is_said_not_failed(root, objects):
+    # Debian's libamd_smi.so.0 (its amd-smi's) beside the release's libamd_smi.so.25: a program built for
+    # .so.0 can load no library of the release, so the loader's choice is no drift of the release's.
+    install(root, objects, "debian-amd-smi", "usr/lib/x86_64-linux-gnu")
+    write(root, "/etc/ld.so.conf.d/x86_64-linux-gnu.conf", DEBIAN_MULTIARCH)
+    ldconfig(root)
+    result = check(root)
+    assert result["status"] == "pass", result["message"]
+    assert result["message"].endswith(
+        "; libamd_smi.so.0 resolves to /usr/lib/x86_64-linux-gnu/libamd_smi.so.0, and the default release has no "
+        "libamd_smi.so.0"
+    )
+    # The same soname as the release's, in the distribution's directory, wins over it: that one fails.
+    install(root, objects, "6.4.1", "usr/lib/x86_64-linux-gnu")
+    os.rename(root / "etc/ld.so.conf.d/rocm.conf", root / "etc/ld.so.conf.d/zz-rocm.conf")
+    ldconfig(root)
+    failed = check(root, role_files=["/etc/ld.so.conf.d/zz-rocm.conf"])
+    assert failed["status"] == "fail" and "resolves to /usr/lib/x86_64-linux-gnu/" in failed["message"], failed
