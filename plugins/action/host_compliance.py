@@ -16,12 +16,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
 from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
-from ansible.template import generate_ansible_template_vars, trust_as_template
 
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import (
     findings_only,
@@ -46,6 +43,7 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.preflight
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.health_expectations import health_expectations
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance import declared_state_cache
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed import os_vars_files
+from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.templates import rendered_content
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import firmware_minimums, preflight_data
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.variables import (
     read_specs,
@@ -59,8 +57,6 @@ ROLES = ["repo", "packages", "kernel", "partitions", "access", "environment"]
 DECISION_FACTS = ("gpu",) + HOST_FACTS
 GPU_INPUTS = "__compliance_gpu_inputs"
 HEALTH_INPUTS = "__compliance_health_inputs"
-# ansible.builtin.template's defaults, which every role template is written for.
-TEMPLATE_OPTIONS = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 ARGUMENT_SPEC = {
     "roles": {"type": "list", "elements": "str", "default": ROLES},
     "gpu_sources": {"type": "list", "elements": "str", "choices": list(SOURCES)},
@@ -222,27 +218,10 @@ class ActionModule(ActionBase):
         return templar.template(variables[name])
 
     def _with_content(self, templar, variables, item, obj):
-        """A file item's expected content, rendered from its template as ansible.builtin.template writes it.
-
-        As that action renders: a shallow copy of the variables (the template lookup's deep copy of
-        every variable costs more than the rest of a host's evaluation), its template_* and
-        ansible_managed variables, the object as the loop item its task gives it, and its options.
-        """
+        """A file item's expected content, rendered from its template (plugin_utils.roles.templates)."""
         if item["expect"].pop("template", None) is None:
             return item
-        source = obj["template_path"]
-        template_vars = dict(variables, item=obj)
-        # Public until ansible-core 2.23, which asks collections to inline these variables instead.
-        generated = generate_ansible_template_vars(path=source, fullpath=source, dest_path=obj["path"])
-        if "ansible_managed" in variables:  # as the template action: a site's own ansible_managed wins
-            generated.pop("ansible_managed", None)
-        template_vars.update(generated)
-        templates = os.path.dirname(source)
-        renderer = templar.copy_with_new_env(searchpath=[templates, os.path.dirname(templates)],
-                                             available_variables=template_vars)
-        text = trust_as_template(self._loader.get_text_file_contents(source))
-        rendered = renderer.template(text, escape_backslashes=False, overrides=TEMPLATE_OPTIONS)
-        item["expect"]["content"] = to_text(rendered if rendered is not None else "")
+        item["expect"]["content"] = rendered_content(self._loader, templar, variables, obj)
         return item
 
 

@@ -73,6 +73,8 @@ JOB_ENVIRONMENT_FIELDS = ("scope", "users", "hsa_overrides", "gfx_targets", "roc
 DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
 DEVICE_VISIBILITY_FIELDS = ("users", "gpu_count", "declared", "run", "timeout")
 RUNTIME_LIBRARIES_FIELDS = ("rocm_path", "release_dir", "libraries", "role_files", "run", "timeout")
+# The kinds the common role's apply tasks write (roles/common/tasks/apply.yml).
+APPLIED_KINDS = ("directory", "file", "link", "line", "sysctl", "group", "user", "member")
 # Item kinds that the controller evaluates against the gpu fact (compliance.gpu_class), not node_compliance.
 GPU_ITEM_KINDS = ("gpu_partition",)
 
@@ -176,6 +178,19 @@ def compliance_items(objects):
             items.append({"id": check_id or obj["id"], "title": obj.get("title") or obj["id"], "kind": kind,
                           "role": obj["role"], "label": None if obj.get("repair") else obj["label"],
                           "repair": obj.get("repair"), "expect": expect})
+    return items
+
+
+def converge_items(obj):
+    """The node_compliance items that prove ``obj`` as the common role's apply task would leave it (managed_check):
+    its compliance items, and for a line its file's owner, group and mode, which lineinfile sets too. None for a
+    kind no apply task writes (checked only, or applied by its role's own tasks)."""
+    if obj["kind"] not in APPLIED_KINDS:
+        return None
+    items = compliance_items([obj])
+    if obj["kind"] == "line":
+        ownership = dict(items[0], kind="file", expect=dict(_ownership(obj), path=obj["path"]))
+        items.append(ownership)
     return items
 
 

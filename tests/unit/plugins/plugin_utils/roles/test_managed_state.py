@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import (
+    APPLIED_KINDS,
+    KINDS,
     ManagedStateError,
     compliance_items,
+    converge_items,
     normalize,
 )
 
@@ -138,3 +141,17 @@ def test_a_bad_link_names_the_role_the_object_and_what_is_wrong(link, message):
     with pytest.raises(ManagedStateError, match=message) as error:
         normalize([dict(link, kind="link", id="ROCM-PKG-001")], "packages")
     assert str(error.value).startswith("role packages, __packages_managed[0]")
+
+
+def test_converge_items_prove_what_the_apply_task_sets_and_only_for_applied_kinds():
+    line, libraries = normalize(
+        [{"kind": "line", "id": "ROCM-ENV-002", "path": "/etc/environment", "key": "ROCM_PATH", "value": "/opt/rocm"},
+         {"kind": "runtime_libraries", "id": "ROCM-ENV-008"}], "environment")
+    items = converge_items(line)
+    # lineinfile sets the file's owner, group and mode too: a line alone would not prove them.
+    assert [(item["kind"], item["expect"]) for item in items] == [
+        ("file_lines", {"path": "/etc/environment", "lines": ["ROCM_PATH=/opt/rocm"]}),
+        ("file", {"path": "/etc/environment", "owner": "root", "group": "root", "mode": "0644"}),
+    ]
+    assert converge_items(libraries) is None
+    assert set(APPLIED_KINDS) < set(KINDS)
