@@ -22,7 +22,7 @@ description:
     template as M(ansible.builtin.template) renders it.
   - An object is returned unless every one of its items passes. An item that fails, cannot be read or is unknown
     returns the object, so its task decides, in C(--check) too.
-  - Objects of other kinds are left out; changes nothing on the host.
+  - Objects of other kinds are left out. It changes nothing on the host and runs the same in C(--check).
 author:
   - rocm-fleet maintainers (@rocm-fleet)
 options:
@@ -37,14 +37,6 @@ options:
       - Seconds each command the checks run may take on the host.
     type: int
     default: 30
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; it runs the same in C(--check).
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 notes:
   - Used by the C(rocm_fleet.core.common) role's C(apply) tasks; a role's own tasks never call it directly.
 """
