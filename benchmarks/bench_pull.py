@@ -2,7 +2,7 @@
 
     ROCM_FLEET_LAB_DIR=/var/lib/rocm-fleet/lab-bench ROCM_FLEET_LAB_MIRROR_PORT=9150 \\
     ROCM_FLEET_LAB_INVENTORY=/tmp/bench-inv .venv/bin/python benchmarks/bench_pull.py \\
-        [--sizes 16,64,128] [--inventory DIR] [--json FILE|-]
+        [--sizes 16,64,128] [--inventory DIR] [--json FILE|-] [--deploy-only]
 
 Run it as root with its own lab instance (as bench_scale.py, which calls it with the inventory it
 built; alone, it builds one the same way). It puts the generated scale hosts in pull mode as a site
@@ -12,6 +12,9 @@ Debian prometheus scraping them every 2 s. Then, for each size, every one of tha
 what rocm-fleet-pull.service runs (the lab runs no systemd: the unit's lines, fired at once with
 Ansible's async, which returns before any check ends), and the clock runs until Prometheus has a
 `rocm_fleet_drift_last_run_timestamp_seconds` newer than the start for every one of them.
+
+With --deploy-only it stops once the fleet is in pull mode: the row is the time that took (run it from a checkout
+of the commit before a change of the pull role, then from this one, on the same lab, for a before and after).
 
 First every host's first check after the install, which compiles what it imports (pip installs the wheels
 without bytecode), as a row of its own; then, per size, what every later period costs. Per row it prints: the
@@ -77,7 +80,7 @@ def fresh_reports(port: int, since: float) -> int:
     return int(float(result[0]["value"][1])) if result else 0
 
 
-def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> None:
+def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> float:
     started = time.monotonic()
     versions = set(ansible(env, inventory, ",".join(hosts), "ansible.builtin.command",
                            "python3 -c 'import sys; print(\"PY=%d.%d\" % sys.version_info[:2])'").split())
@@ -103,7 +106,9 @@ def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> None:
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=7200)
     if result.returncode != 0:
         raise SystemExit(f"pull.yml exited {result.returncode}:\n{result.stdout[-3000:]}")
-    print(f"{len(hosts)} hosts in pull mode in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    took = time.monotonic() - started
+    print(f"{len(hosts)} hosts in pull mode in {took:.0f} s", file=sys.stderr, flush=True)
+    return took
 
 
 def check_round(env: dict, inventory: Path, hosts: list[str], server, timeout: float, first: bool = False) -> dict:
@@ -142,6 +147,7 @@ def main() -> int:
     parser.add_argument("--inventory", type=Path, help="an inventory with the scale hosts (default: built)")
     parser.add_argument("--json", help="also write the figures here (- : the last line of standard output)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a size may take to be known")
+    parser.add_argument("--deploy-only", action="store_true", help="stop once the fleet is in pull mode")
     args = parser.parse_args()
     env = lab_env()
     if env is None:
@@ -151,7 +157,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-pull-") as directory:
         work = Path(directory)
         inventory = args.inventory or bench_inventory(env, work)
-        deploy(env, inventory, hosts, work)
+        took = deploy(env, inventory, hosts, work)
+        if args.deploy_only:
+            rows.append({"hosts": len(hosts), "deploy_s": took})
+            hosts = []  # nothing checked, nothing to stop
+        if not hosts:
+            return _written(rows, args.json)
         ports = {host: FIRST_PORT + number for number, host in enumerate(hosts)}
         (work / "prometheus").mkdir()
         targets = [f"127.0.0.1:{port}" for port in ports.values()]
@@ -170,10 +181,14 @@ def main() -> int:
             subprocess.run([str(BIN / "ansible"), "-i", str(inventory), ",".join(hosts), "-b", "-m",
                             "ansible.builtin.shell", "-a", "systemctl disable --now prometheus-node-exporter.service"],
                            cwd=REPO, env=env, capture_output=True, timeout=600)
-    if args.json == "-":
+    return _written(rows, args.json)
+
+
+def _written(rows: list[dict], where: str | None) -> int:
+    if where == "-":
         print(json.dumps(rows))
-    elif args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    elif where:
+        Path(where).write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
 

@@ -194,7 +194,7 @@ class ActionModule(ActionBase):
         for role in args["roles"]:
             for obj in self._variable(templar, variables, "__%s_objects" % role):
                 items.extend(self._with_content(templar, variables, item, obj)
-                             for item in compliance_items([obj]) if item["id"] not in skipped)
+                             for item in self._items_of(obj) if item["id"] not in skipped)
         # The compliance role's inputs of the GPU class checks, templated with the decision as the roles see it.
         gpu_inputs = self._variable(templar, variables, GPU_INPUTS) if GPU_INPUTS in variables else {}
         gpu_expect = gpu_expectations(decision, catalog, matrix, **gpu_inputs)
@@ -208,7 +208,18 @@ class ActionModule(ActionBase):
                                      health_inputs.get("ce_threshold", 0),
                                      amdgpu_from_amd=gpu_inputs.get("amdgpu_from_amd", True),
                                      expected_gpu_count=gpu_inputs.get("expected_gpu_count"), skip=skipped)
-        return DeclaredState(decision, items, gpu_expect, health, gpu_items)
+        state = DeclaredState(decision, items, gpu_expect, health, gpu_items)
+        state.extras = self._extras(templar, variables, args)
+        return state
+
+    @staticmethod
+    def _items_of(obj):
+        """The node_compliance items of one managed object: what drift evaluates."""
+        return compliance_items([obj])
+
+    def _extras(self, templar, variables, args):
+        """What a subclass reads besides the declared state, with the same variables (none here)."""
+        return None
 
     @staticmethod
     def _variable(templar, variables, name):
@@ -231,6 +242,7 @@ class DeclaredState:
     def __init__(self, decision, items, gpu_expect, health=None, gpu_items=()):
         self.decision, self.items, self.gpu_expect, self.health = decision, items, gpu_expect, health
         self.gpu_items = list(gpu_items)
+        self.extras = None  # what a subclass read with the same variables; never cached
 
     def as_data(self):
         """The keyword arguments that make it again (JSON data: the declared-state cache keeps them)."""

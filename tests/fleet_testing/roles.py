@@ -22,12 +22,13 @@ def load_yaml(relative: str) -> Any:
 
 
 def provisioning_roles() -> list[str]:
-    """The provisioning roles in the order they run: the "Provision ROCm" play of playbooks/provision.yml, which
-    lists them statically (tags and check mode need that), is the one list; tests/unit/roles/
+    """The provisioning roles in the order they run: the loop of the "Provision ROCm" play of playbooks/provision.yml
+    (each included where the converge plan runs it) is the one list; tests/unit/roles/
     test_provisioning_role_order.py holds every other list of them to it."""
     plays = yaml.safe_load((ROLES.parent / "playbooks" / "provision.yml").read_text())
     play = next(play for play in plays if play.get("name") == "Provision ROCm")
-    return [entry["role"].removeprefix("rocm_fleet.core.") for entry in play["roles"]]
+    task = next(task for task in play["tasks"] if "ansible.builtin.include_role" in task)
+    return list(task["loop"])
 
 
 def trusted(value: Any) -> Any:

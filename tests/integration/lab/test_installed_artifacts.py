@@ -179,5 +179,5 @@ def test_the_installed_collections_site_playbook_by_fqcn(collections_path, tmp_p
     env = outside_the_checkout(tmp_path, ANSIBLE_COLLECTIONS_PATH=str(collections_path))
     listed = run([BIN / "ansible-playbook", "-i", LAB_INVENTORY, "rocm_fleet.core.site", "--list-tasks"],
                  cwd=empty, env=env).stdout
-    for stage in ("Gather GPU facts", "rocm_fleet.core.preflight : ", "rocm_fleet.core.repo : "):
+    for stage in ("Gather GPU facts", "rocm_fleet.core.preflight : ", "Apply the roles the plan runs on the host"):
         assert stage in listed, listed

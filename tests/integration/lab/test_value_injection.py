@@ -5,7 +5,8 @@ The variables come from the same walk as the unit test that keeps the declaratio
 role's meta/value_syntax.yml that is written to a file (not_written ones are left out), with the shape its argument
 spec gives it (a list, a mapping's keys and values, a list of mappings' fields). One site.yml run feeds them all at
 once as extra vars; a second puts the issue's two injections into the inventory, one of them read only once
-preflight has decided (so the environment role's own check, the last of play 1, is the one that stops the host).
+preflight has decided (so the converge plan, which renders every role's objects from the decision after preflight,
+is the check of play 1 that stops the host, with the roles' own validation).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ HOSTS = GPU_HOSTS[:2]
 # What an SSH login and Ansible's module runs write on a host, whatever the play does.
 LOGIN_WRITES = ("/tmp", "/var/log", "/home/fleet/.ansible", "/root/.ansible")
 PREFLIGHT_CHECK = "Fail on role variables that no role declares"
+PLAN_CHECK = "rocm_fleet.core.compliance : Prove which roles' objects already hold as their tasks would leave them"
 
 
 def host_disk(host: str) -> dict[str, str]:
@@ -81,8 +83,8 @@ def test_every_written_variable_is_refused_at_once_naming_host_variable_and_char
 
 def test_the_issues_injections_from_the_inventory_stop_each_host_before_any_change(disks_before, tmp_path):
     modprobe_host, environment_host = HOSTS
-    # The environment value reads preflight_decision, so only the environment role's own preflight (the last check
-    # of play 1) can template it: that host passes the repo, packages and kernel checks and is still stopped there.
+    # The environment value reads preflight_decision, so only a check after preflight's decision can template it: the
+    # converge plan (play 1, before any change) validates every role's values as the roles' own checks do.
     injected_environment = ("{{ {'ROCM_FLEET_T': 'x\"\nDefaultEnvironment=LD_PRELOAD=/tmp/x.so'"
                             " ~ preflight_decision.rocm_version[:0]} }}")
     overlay = overlay_inventory(tmp_path, {
@@ -102,7 +104,7 @@ def test_the_issues_injections_from_the_inventory_stop_each_host_before_any_chan
     assert environment_failure.startswith(
         f"host {environment_host}: environment_variables.ROCM_FLEET_T contains '\"' (double quote), '\\n' (newline)")
     environment_check = run.failed_tasks[environment_host][0]["task"]
-    assert environment_check.startswith("rocm_fleet.core.environment : Fail on environment_"), environment_check
+    assert environment_check == PLAN_CHECK, environment_check
     for host in HOSTS:
         assert run.recap[host]["changed"] == 0 and not run.changed_tasks.get(host), run.changed_tasks
         assert host_disk(host) == disks_before[host], f"{host} changed on disk"

@@ -15,7 +15,8 @@ DRIVERS = load_yaml("preflight/vars/amdgpu_drivers.yml")["preflight_amdgpu_drive
 
 def packages_variables(family: str = "Debian", **overrides) -> dict:
     """The role's defaults, vars/main.yml and the OS family's vars, with ``overrides`` as the inventory's."""
-    facts = {"distribution": "Debian", "distribution_version": "12", "distribution_release": "bookworm"}
+    facts = {"distribution": "Debian", "distribution_version": "12", "distribution_release": "bookworm",
+             "kernel": "6.1.0-37-amd64"}
     return {**load_yaml("packages/defaults/main.yml"), **load_yaml("packages/vars/main.yml"),
             **load_yaml(f"packages/vars/{family}.yml"), "preflight_decision": {}, "repo_source": "amd",
             "ansible_facts": facts, **overrides}

@@ -6,7 +6,7 @@ import yaml
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.compliance.gpu_class import evaluate_gpu_items
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed import role_objects
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import compliance_items
-from fleet_testing.roles import ROLES, evaluate, find_task, load_yaml, render
+from fleet_testing.roles import ROLES, evaluate, find_task, load_yaml, provisioning_roles, render
 
 REPO = ROLES.parent
 VARS = load_yaml("partitions/vars/main.yml")
@@ -76,9 +76,10 @@ def test_the_pending_memory_mode_is_a_reboot_marker_of_the_kernel_role():
 
 def test_provisioning_runs_the_role_after_the_kernel_role_and_checks_it_first():
     plays = yaml.safe_load((REPO / "playbooks" / "provision.yml").read_text())
-    roles = [role["role"] for role in plays[1]["roles"]]
-    assert roles.index("rocm_fleet.core.partitions") == roles.index("rocm_fleet.core.kernel") + 1
-    assert "partitions" in plays[0]["tasks"][0]["loop"]
+    roles = provisioning_roles()
+    assert roles.index("partitions") == roles.index("kernel") + 1
+    validation = next(task for task in plays[0]["tasks"] if "loop" in task)
+    assert "partitions" in validation["loop"]
     compliance = load_yaml("compliance/vars/main.yml")["__compliance_roles"]
     assert "partitions" in compliance
 

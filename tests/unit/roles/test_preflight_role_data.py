@@ -63,7 +63,7 @@ def test_the_tasks_read_one_outcome():
     assert load(ROLE / "tasks" / "record.yml")[0]["ansible.builtin.set_fact"] == {
         "preflight_decision": "{{ __preflight_outcome.decision }}"
     }
-    assert set(load(ROLE / "vars" / "main.yml")) == {"preflight_decision_inputs"}
+    assert set(load(ROLE / "vars" / "main.yml")) == {"preflight_decision_inputs", "__preflight_gpu_facts_read"}
 
 
 def test_the_role_variables_reach_the_decision_with_their_types():

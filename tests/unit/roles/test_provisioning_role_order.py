@@ -1,7 +1,7 @@
 """One ordered list of the provisioning roles: playbooks/provision.yml's "Provision ROCm" play.
 
-Ansible wants that play's roles listed statically (tags, check mode and handlers work per role), so it is the
-source; tools/readme_roles.py derives its order from it, and every other list of the roles, in a playbook, a
+That play includes each role where the converge plan runs it, in the order its loop lists them, so the loop is
+the source; tools/readme_roles.py derives its order from it, and every other list of the roles, in a playbook, a
 role, a plugin or its documentation, must equal it (fleet_testing.roles.provisioning_roles reads it for tests).
 """
 

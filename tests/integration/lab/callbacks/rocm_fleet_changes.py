@@ -5,7 +5,7 @@ to $ROCM_FLEET_CHANGES_LOG.
 ``objects`` what the run prints for each change: the loop label (a managed
 object's label, which is what drift names a change by), else the task. Handlers are left out: what they do
 (regenerate grub.cfg, leave a reboot marker) follows from a change and is no
-managed object of its own.
+managed object of its own; so is the common role's task that notifies them.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ import os
 
 from ansible.playbook.handler import Handler
 from ansible.plugins.callback import CallbackBase
+
+# roles/common/tasks/apply.yml: notifies the handlers of the objects that changed, one item per handler.
+NOTIFY_TASK = "Notify the handlers of the changed managed objects"
 
 DOCUMENTATION = """
 name: rocm_fleet_changes
@@ -37,7 +40,7 @@ class CallbackModule(CallbackBase):
         self.failed: dict[str, list[dict]] = {}
 
     def _record(self, result):
-        if isinstance(result._task, Handler):
+        if isinstance(result._task, Handler) or result._task.name == NOTIFY_TASK:
             return
         if result._result.get("changed"):
             name = result._task.get_name()
