@@ -8,6 +8,7 @@ shipped to a host. Subpackages by domain:
 * ``rollout``: rollouts in batches, the ROCm upgrade of a host, the workload smoke verdict.
 * ``compliance``: GPU-class checks, the fleet's summary, the declared-state cache.
 * ``roles``: the roles as data: argument specs, variable validation, managed state, value syntax.
+* ``pull``: pull mode's archive of a host's wheels and inventory copy.
 
 Who may import it: filter and action plugins, the CLI (src/rocm_fleet) and other plugin_utils.
 It may import module_utils; module_utils and modules never import it (tests/unit/architecture).

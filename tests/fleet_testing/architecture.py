@@ -31,6 +31,7 @@ PLUGIN_UTILS_LAYERS = {
     "decision": {"roles"},
     "compliance": {"roles", "decision"},
     "rollout": {"roles", "decision"},
+    "pull": set(),
 }
 
 
