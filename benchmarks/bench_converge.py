@@ -2,7 +2,7 @@
 
     ROCM_FLEET_LAB_DIR=/var/lib/rocm-fleet/lab-bench ROCM_FLEET_LAB_MIRROR_PORT=9150 \\
     ROCM_FLEET_LAB_INVENTORY=/tmp/bench-inv .venv/bin/python benchmarks/bench_converge.py \\
-        [--sizes 9,32] [--repeat 3] [--baseline REF] [--mitogen] [--no-converge] [--json FILE]
+        [--sizes 9,32] [--repeat 3] [--baseline REF] [--mitogen] [--no-converge] [--first] [--json FILE]
 
 Run it as root from the repository root with its OWN lab instance (benchmarks/README.md). Size 9 is the lab's
 own hosts (the instance's inventory); a larger size adds the generated scale hosts (`rocm-fleet lab up N-9`).
@@ -13,6 +13,9 @@ variant right after the other (side by side):
 - no-op: `ansible-playbook site.yml` on the converged hosts (the run fails unless every host reports changed=0);
 - check: `ansible-playbook site.yml --check --diff`;
 - drift: the nightly `rocm-fleet drift` (the fact and declared-state caches of a run before).
+
+With --first it first times, for each variant, a first converge of the lab's own 9 hosts from fresh disks
+(`rocm-fleet lab reset`, then `lab up`): what onboarding a host costs.
 
 Every command starts with no ssh connection of the one before kept open. The variants: this checkout; with
 --baseline REF, a git worktree of REF (its own collection, playbooks and engine); with --mitogen, this checkout
@@ -89,6 +92,21 @@ def commands(step: str, inventory: Path, limit: str, work: Path) -> list[str]:
     return [str(BIN / "ansible-playbook"), "-i", str(inventory), "site.yml", "--limit", limit, *extra]
 
 
+def first_converges(args, env: dict, work: Path, up: list[str]) -> list[dict]:
+    """Each variant's first converge of the lab's own hosts, every one from fresh disks."""
+    rows = []
+    inventory = Path(env["ROCM_FLEET_LAB_INVENTORY"])
+    for name, (variant_env, cwd) in variants(args, env, work).items():
+        subprocess.run([str(BIN / "rocm-fleet"), "lab", "reset"], cwd=REPO, env=env, check=True, capture_output=True)
+        subprocess.run(up, cwd=REPO, env=env, check=True, capture_output=True)
+        wall, _out = run(commands("first", inventory, "all", work), variant_env, cwd)
+        rows.append({"variant": name, "hosts": LAB_HOSTS, "first_converge_s": wall})
+        print(f"{name:<24} first converge of the {LAB_HOSTS} lab hosts: {wall:.1f} s", flush=True)
+    if args.baseline:
+        subprocess.run(["git", "worktree", "remove", "--force", str(work / "baseline")], cwd=REPO, capture_output=True)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=lambda text: [int(part) for part in text.split(",")], default=[9, 32])
@@ -96,20 +114,20 @@ def main() -> int:
     parser.add_argument("--baseline", help="also time this git revision, side by side")
     parser.add_argument("--mitogen", action="store_true", help="also time Mitogen's linear strategy")
     parser.add_argument("--no-converge", action="store_true", help="the hosts are converged already")
+    parser.add_argument("--first", action="store_true", help="also time a first converge of the 9 lab hosts")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     env = lab_env()
     if env is None:
         return 2
     scale = max(args.sizes) - LAB_HOSTS
-    if scale > 0:
-        subprocess.run([str(BIN / "rocm-fleet"), "lab", "up", str(scale)], cwd=REPO, env=env, check=True,
-                       capture_output=True)
-    else:
-        subprocess.run([str(BIN / "rocm-fleet"), "lab", "up"], cwd=REPO, env=env, check=True, capture_output=True)
+    up = [str(BIN / "rocm-fleet"), "lab", "up"] + ([str(scale)] if scale > 0 else [])
+    subprocess.run(up, cwd=REPO, env=env, check=True, capture_output=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-converge-") as directory:
         work = Path(directory)
+        if args.first:
+            rows.extend(first_converges(args, env, work, up))
         inventory = bench_inventory(env, work) if scale > 0 else Path(env["ROCM_FLEET_LAB_INVENTORY"])
         lab = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(inventory), "--list"], cwd=REPO, env=env,
                              capture_output=True, text=True, check=True)
