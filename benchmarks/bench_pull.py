@@ -9,9 +9,9 @@ built; alone, it builds one the same way). It puts the generated scale hosts in 
 does (docs/pull-mode.md, src/rocm_fleet/lab/pull.py): a wheelhouse and the collection tarball built
 here, playbooks/pull.yml, Debian's node_exporter on each host (loopback ports 9401 and up), and one
 Debian prometheus scraping them every 2 s. Then, for each size, every one of that many hosts starts
-what rocm-fleet-pull.service runs (the lab runs no systemd: the unit's lines, fired at once with
-Ansible's async, which returns before any check ends), and the clock runs until Prometheus has a
-`rocm_fleet_drift_last_run_timestamp_seconds` newer than the start for every one of them.
+rocm-fleet-pull.service at once (`systemctl start --no-block`, as its timer would; the timer itself is left
+off), and the clock runs until Prometheus has a `rocm_fleet_drift_last_run_timestamp_seconds` newer than the
+start for every one of them.
 
 With --deploy-only it stops once the fleet is in pull mode: the row is the time that took (run it from a checkout
 of the commit before a change of the pull role, then from this one, on the same lab, for a before and after).

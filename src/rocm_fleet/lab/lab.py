@@ -14,6 +14,13 @@ from rocm_fleet.lab import base, cleanup, inventory, kernelstate, layer, nspawn,
 from rocm_fleet.lab.host import HostSpec, LabHost
 
 READY_TIMEOUT_SECONDS = 90
+# Hosts boot side by side on the controller's cores: each one started adds its share of the wait.
+READY_SECONDS_PER_STARTED_HOST = 3
+
+
+def ready_timeout(started: int) -> float:
+    """Seconds for every host just started to answer ssh: one systemd boot, plus each host's share of the CPU."""
+    return READY_TIMEOUT_SECONDS + READY_SECONDS_PER_STARTED_HOST * started
 
 
 def _ensure_controller_key() -> str:
@@ -111,7 +118,7 @@ def up(extra_hosts: int = 0, log=print) -> dict:
     if extra_hosts:
         generated_inventory = inventory.write_generated_inventory(wanted, paths.state_dir() / "inventory" / "scale.yml")
 
-    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    deadline = time.monotonic() + ready_timeout(len(started))
     not_ready = [host.spec.name for host in hosts if not host.wait_ready(deadline)]
     ready = [host for host in hosts if host.spec.name not in not_ready]
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(ready)))) as pool:

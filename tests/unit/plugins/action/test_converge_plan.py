@@ -7,7 +7,6 @@ so each object is proven or not by the checks drift runs.
 
 from __future__ import annotations
 
-import copy
 import grp
 import os
 import pwd
@@ -19,30 +18,14 @@ from ansible.errors import AnsibleConnectionFailure
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 from ansible_collections.rocm_fleet.core.plugins.action import converge_plan, host_compliance
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import evaluate
 from ansible_collections.rocm_fleet.core.plugins.modules import converge_plan as converge_plan_doc
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import normalize
+from fleet_testing.compliance_host import Host
 from fleet_testing.roles import load_yaml, provisioning_roles
 
 MINE = {"owner": pwd.getpwuid(os.geteuid()).pw_name, "group": grp.getgrgid(os.getegid()).gr_name}
 FACTS = {"gpu": {"count": 1, "driver": {"loaded": True}}, "os_family": "Debian", "kernel": "6.1.0-37-amd64"}
 MARKERS = "/run/rocm-fleet/reboot-required"
-
-
-class Host:
-    """node_compliance on a root of its own: the real checks, the arguments of each call kept."""
-
-    def __init__(self, root, failed=None, unreachable=False, truncate=False):
-        self.root, self.failed, self.unreachable, self.truncate, self.calls = root, failed, unreachable, truncate, []
-
-    def __call__(self, module_name, module_args, task_vars):
-        self.calls.append((module_name, copy.deepcopy(module_args)))
-        if self.unreachable:
-            raise AnsibleConnectionFailure("ssh: connect to host 127.0.0.1 port 2207: Connection refused")
-        if self.failed:
-            return {"failed": True, "msg": self.failed}
-        results, summary = evaluate(module_args["items"], str(self.root))
-        return {"changed": False, "results": results[:-1] if self.truncate else results, "summary": summary}
 
 
 def objects():

@@ -6,7 +6,6 @@ object is proven or not by the checks drift runs; only the transport is a stand-
 
 from __future__ import annotations
 
-import copy
 import grp
 import os
 import pwd
@@ -17,28 +16,12 @@ from ansible.errors import AnsibleConnectionFailure
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 from ansible_collections.rocm_fleet.core.plugins.action import managed_check
-from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.evaluate import evaluate
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.managed_state import normalize
+from fleet_testing.compliance_host import Host
 
 OWNER = pwd.getpwuid(os.geteuid()).pw_name
 GROUP = grp.getgrgid(os.getegid()).gr_name
 MINE = {"owner": OWNER, "group": GROUP}
-
-
-class Host:
-    """node_compliance on a root of its own: the real checks, the arguments of each call kept."""
-
-    def __init__(self, root, failed=None, unreachable=False, truncate=False):
-        self.root, self.failed, self.unreachable, self.truncate, self.calls = root, failed, unreachable, truncate, []
-
-    def __call__(self, module_name, module_args, task_vars):
-        self.calls.append((module_name, copy.deepcopy(module_args)))
-        if self.unreachable:
-            raise AnsibleConnectionFailure("ssh: connect to host 127.0.0.1 port 2207: Connection refused")
-        if self.failed:
-            return {"failed": True, "msg": self.failed}
-        results, summary = evaluate(module_args["items"], str(self.root))
-        return {"changed": False, "results": results[:-1] if self.truncate else results, "summary": summary}
 
 
 def run(objects, host, **variables):

@@ -210,3 +210,15 @@ def test_a_missing_or_broken_lab_inventory_is_named_with_what_to_do_not_a_traceb
     assert cli.main(["lab", "up"]) == 2
     error = capsys.readouterr().err
     assert error.startswith(f"rocm-fleet lab: {tmp_path / 'hosts.yml'}: ") and says in error
+
+
+def test_up_gives_every_host_it_started_its_share_of_the_wait_for_ssh(fake_lab, monkeypatch):
+    """Hosts boot side by side on the controller's cores: 32 started need longer than 2 (a 32-host lab came up
+    with its last hosts "NOT REACHABLE" under one fixed deadline)."""
+    deadlines = []
+    monkeypatch.setattr(LabHost, "wait_ready", lambda self, deadline: deadlines.append(deadline) or True)
+    before = lab.time.monotonic()
+    lab.up(log=lambda *_: None)
+    waited = deadlines[0] - before
+    assert lab.ready_timeout(2) <= waited < lab.ready_timeout(2) + 5
+    assert lab.ready_timeout(32) - lab.ready_timeout(2) == 30 * lab.READY_SECONDS_PER_STARTED_HOST
