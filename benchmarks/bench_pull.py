@@ -94,7 +94,8 @@ def deploy(env: dict, inventory: Path, hosts: list[str], work: Path) -> float:
     # postinst starts it: the hosts share the machine's network.
     drop_in = shlex.quote(node_exporter_drop_in(0))
     ansible(env, inventory, pattern, "ansible.builtin.shell",
-            f"n=$(hostname); port=$(({FIRST_PORT - 1} + 10#${{n#scale-}}));"
+            # POSIX sh (the shell module's /bin/sh is dash): scale-08 -> 8, not octal.
+            f"n=$(hostname); n=${{n#scale-}}; n=${{n#0}}; port=$(({FIRST_PORT - 1} + n));"
             f" mkdir -p {Path(NODE_EXPORTER_DROP_IN).parent} && printf %s {drop_in}"
             f" | sed \"s/127.0.0.1:0 /127.0.0.1:$port /\" > {NODE_EXPORTER_DROP_IN} && systemctl daemon-reload")
     ansible(env, inventory, pattern, "ansible.builtin.apt", f"deb=/tmp/{deb.name}")
