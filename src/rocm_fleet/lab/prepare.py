@@ -1,10 +1,10 @@
 """Build every cached root the lab and its tests use, side by side: ``python -m rocm_fleet.lab.prepare``.
 
 On a fresh machine the lab bases (Debian 12 and 13), the tool roots of three
-Debian releases and the newest-ansible-core controller cost minutes each, mostly
-waiting on downloads and dpkg. tests/run-all starts this in the background while
-its quality gates run; whoever needs a root meanwhile waits for its one build
-(``debroot`` and ``controller.prepare`` take a lock each), never for a second.
+Debian releases, the Debian packages the lab mirror carries and the newest-ansible-core
+controller cost minutes each, mostly waiting on downloads and dpkg. tests/run-all starts this in the background while
+its quality gates run; whoever needs one meanwhile waits for its one build
+(``debroot``, ``distro.fetch_tool_suite`` and ``controller.prepare`` take a lock each), never for a second.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-from rocm_fleet.lab import base, controller, debroot, toolroots
+from rocm_fleet.lab import base, controller, debroot, paths, toolroots
+from rocm_fleet.lab.mirror import build
 
 
 def jobs() -> dict:
@@ -24,6 +25,9 @@ def jobs() -> dict:
         built[f"lab base {suite}"] = partial(debroot.ensure_root, base.recipe(suite), log=_quiet)
     for suite, root in toolroots.TOOL_ROOTS.items():
         built[f"tool root {suite}"] = partial(debroot.ensure_root, root.recipe(), log=_quiet)
+    # After the bases it resolves on (its lock waits for their builds): the mirror's first build, and the unit
+    # tests of the runtime packages, read these.
+    built["mirror tool debs"] = partial(build.fetch_tools, paths.cache_dir(), log=_quiet)
     built["controller (newest ansible-core)"] = partial(controller.prepare, log=_quiet)
     return built
 

@@ -29,8 +29,10 @@ from rocm_fleet.lab import paths
 
 # Two hosts are enough to show per-host messages; a host's disk is its overlay's upper layer.
 HOSTS = GPU_HOSTS[:2]
-# What an SSH login and Ansible's module runs write on a host, whatever the play does.
-LOGIN_WRITES = ("/tmp", "/var/log", "/home/fleet/.ansible", "/root/.ansible")
+# What an SSH login and Ansible's module runs write on a host, whatever the play does; node_compliance keeps its
+# compiled module_utils in /var/cache/rocm-fleet/bytecode (module_utils/common/bytecode_cache.py), which its first
+# run on a host that was never converged creates.
+LOGIN_WRITES = ("/tmp", "/var/log", "/home/fleet/.ansible", "/root/.ansible", "/var/cache/rocm-fleet/bytecode")
 PREFLIGHT_CHECK = "Fail on role variables that no role declares"
 PLAN_CHECK = "rocm_fleet.core.compliance : Prove which roles' objects already hold as their tasks would leave them"
 
@@ -43,6 +45,9 @@ def host_disk(host: str) -> dict[str, str]:
     for path in sorted(upper.rglob("*")):
         relative = "/" + str(path.relative_to(upper))
         if any(relative == top or relative.startswith(top + "/") for top in LOGIN_WRITES):
+            continue
+        # The overlay copies a directory up, unchanged, to hold what is written below it.
+        if path.is_dir() and any(top.startswith(relative + "/") for top in LOGIN_WRITES):
             continue
         info = path.lstat()
         digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() and not path.is_symlink() else ""

@@ -13,6 +13,7 @@ archive carries headers for the lab machine's kernel.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import platform
 import re
@@ -55,12 +56,16 @@ def fetch_tool_suite(tools: ToolSuite, cache: Path, log=print) -> list[DebianDeb
         "host_suite": tools.host_suite,
         "host_base": base.recipe(tools.host_suite).digest(),
     }
-    saved = json.loads(listing.read_text()) if listing.exists() else {}
-    if saved.get("key") == key and all(_cached(directory, p["name"], p["version"]) for p in saved["packages"]):
-        packages = saved["packages"]
-    else:
-        packages = _download(tools, directory, log)
-        listing.write_text(json.dumps({"key": key, "packages": packages}, indent=1))
+    # Fetchers of one generation take turns (a lab's mirror build, the background tests, tests/run-all's
+    # prepare step): the second finds the first one's listing, never half a download.
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        saved = json.loads(listing.read_text()) if listing.exists() else {}
+        if saved.get("key") == key and all(_cached(directory, p["name"], p["version"]) for p in saved["packages"]):
+            packages = saved["packages"]
+        else:
+            packages = _download(tools, directory, log)
+            listing.write_text(json.dumps({"key": key, "packages": packages}, indent=1))
     return [
         DebianDeb(_cached(directory, p["name"], p["version"]), p["name"], p["version"], p["suite"]) for p in packages
     ]

@@ -1,12 +1,15 @@
-"""The lab mirror's runtime libraries (no root, no network): AMD's runtime packages carry Debian's real HIP,
+"""The lab mirror's runtime libraries (read from cached debs): AMD's runtime packages carry Debian's real HIP,
 HSA runtime and AMD SMI libraries of the release's tool generation, with SONAME and development links, and
 depend on what those libraries need. The real debs come from the cache a mirror build fills
-(<cache>/mirror/debian/<generation>); a test that needs them skips where that build has not run yet."""
+(<cache>/mirror/debian/<generation>). Where no build has filled it yet, root fetches them as the build does
+(tests/run-all's prepare step is usually at it already, and the fetch waits for it); only a run without root,
+which cannot fetch, skips."""
 
 from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -16,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rocm_fleet.lab import base, paths
-from rocm_fleet.lab.mirror import amd_packages, core_sdk, libraries
+from rocm_fleet.lab.mirror import amd_packages, core_sdk, distro, libraries
 from rocm_fleet.lab.mirror.catalog import CORE_SDK_DIRS, CORE_SDK_RELEASES, RELEASES, TOOL_SUITES
 from rocm_fleet.lab.mirror.debs import build_deb
 
@@ -43,12 +46,20 @@ def cached_debs(suite: str) -> dict[str, Path]:
     return found
 
 
-def real_debs(suite: str) -> dict[str, Path]:
+def missing_debs(suite: str) -> list[str]:
     debs = cached_debs(suite)
-    missing = [name for name in ("rocminfo", *TOOL_SUITES[suite].libraries.values()) if name not in debs]
+    return [name for name in ("rocminfo", *TOOL_SUITES[suite].libraries.values()) if name not in debs]
+
+
+def real_debs(suite: str) -> dict[str, Path]:
+    missing = missing_debs(suite)
+    if missing and os.geteuid() == 0:
+        distro.fetch_tool_suite(TOOL_SUITES[suite], paths.cache_dir() / "mirror" / "debian", log=lambda *_: None)
+        missing = missing_debs(suite)
+        assert not missing, f"the mirror's fetch of {suite} brought no {', '.join(missing)}"
     if missing:
-        pytest.skip(f"no cached {', '.join(missing)} of {suite}: build the lab mirror once (rocm-fleet lab up)")
-    return debs
+        pytest.skip(f"no cached {', '.join(missing)} of {suite} and no root to fetch them: run rocm-fleet lab up once")
+    return cached_debs(suite)
 
 
 @functools.cache
