@@ -16,7 +16,7 @@ import os
 from ansible.playbook.handler import Handler
 from ansible.plugins.callback import CallbackBase
 
-# roles/common/tasks/apply.yml: notifies the handlers of the objects that changed, one item per handler.
+# roles/common/tasks/objects.yml: notifies the handlers of the objects that changed, one item per handler.
 NOTIFY_TASK = "Notify the handlers of the changed managed objects"
 
 DOCUMENTATION = """
