@@ -86,3 +86,24 @@ def test_the_docs_leave_the_order_to_provision_yml():
     found = [(path.relative_to(REPO).as_posix(), text) for path in docs for text in order_spelled_out(path.read_text())]
     assert found == []
     assert order_spelled_out("runs preflight and then repo,\n packages, kernel, access and environment in that order.")
+
+
+def test_a_role_skips_its_checks_only_where_provision_yml_checked_them_before_any_change():
+    """provision.yml checks the variables of the roles it runs in its first play, then includes each with
+    __provision_checked: the role's own checks (tasks/preflight.yml) do not run twice. No other place sets it."""
+    for role in ORDER:
+        first = load_yaml(f"{role}/tasks/main.yml")[0]
+        assert first.get("ansible.builtin.include_tasks") == "preflight.yml", (role, first)
+        assert first.get("when") == "not (__provision_checked | default(false))", (role, first)
+    setting = [path.relative_to(REPO) for folder in ("playbooks", "roles") for path in (REPO / folder).rglob("*.yml")
+               if re.search(r"^\s+__provision_checked:", path.read_text(), re.MULTILINE)]
+    assert setting == [Path("playbooks/provision.yml")], setting
+    plays = yaml.safe_load((REPO / "playbooks" / "provision.yml").read_text())
+    includes = [(number, task) for number, play in enumerate(plays) for task in play.get("tasks", [])
+                if task.get("ansible.builtin.include_role", {}).get("name") == "rocm_fleet.core.{{ __provision_role }}"]
+    [(checked_in, checks)] = [(n, t) for n, t in includes if t["ansible.builtin.include_role"].get("tasks_from")]
+    [(applied_in, applies)] = [(n, t) for n, t in includes if "vars" in t]
+    assert checks["ansible.builtin.include_role"]["tasks_from"] == "preflight"
+    assert applies["vars"] == {"__provision_checked": True}
+    assert checked_in < applied_in and checks["loop"] == applies["loop"] == ORDER
+    assert checks["when"] == applies["when"], "the roles checked must be the roles applied"
