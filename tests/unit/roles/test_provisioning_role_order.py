@@ -104,6 +104,31 @@ def test_a_role_skips_its_checks_only_where_provision_yml_checked_them_before_an
     [(checked_in, checks)] = [(n, t) for n, t in includes if t["ansible.builtin.include_role"].get("tasks_from")]
     [(applied_in, applies)] = [(n, t) for n, t in includes if "vars" in t]
     assert checks["ansible.builtin.include_role"]["tasks_from"] == "preflight"
-    assert applies["vars"] == {"__provision_checked": True}
+    assert applies["vars"] == {"__provision_checked": True, "__kernel_pending_read_after_the_roles": True}
     assert checked_in < applied_in and checks["loop"] == applies["loop"] == ORDER
     assert checks["when"] == applies["when"], "the roles checked must be the roles applied"
+
+
+def test_provision_yml_reads_the_pending_reboot_once_after_every_role_and_not_again_before_its_batches():
+    """The kernel role's own read is skipped only where playbooks/reboot.yml reads it after every role (a later
+    role's handlers leave markers); the batches skip theirs only because reboot.yml's first play has just read it."""
+    kernel_read = load_yaml("kernel/tasks/main.yml")[-1]
+    assert kernel_read["ansible.builtin.import_tasks"] == "reboot_pending.yml"
+    assert kernel_read["when"] == "not (__kernel_pending_read_after_the_roles | default(false))"
+    plays = yaml.safe_load((REPO / "playbooks" / "provision.yml").read_text())
+    names = [play.get("name") for play in plays]
+    applied_in = next(n for n, play in enumerate(plays) for task in play.get("tasks", [])
+                      if task.get("vars", {}).get("__kernel_pending_read_after_the_roles") is True)
+    reboot_in = next(n for n, play in enumerate(plays) if play.get("ansible.builtin.import_playbook") == "reboot.yml")
+    assert applied_in < reboot_in, names
+    find, batches = yaml.safe_load((REPO / "playbooks" / "reboot.yml").read_text())[:2]
+    [read] = [task for task in find["tasks"]
+              if task.get("ansible.builtin.import_role", {}).get("tasks_from") == "reboot_pending"]
+    # Skipped only where this run's plan ran no role, which proved no parameter inactive and no marker left.
+    assert read["when"] == "compliance_converge_plan.roles | default(none) != []"
+    [reboot] = [task for task in batches["tasks"]
+                if task.get("ansible.builtin.include_role", {}).get("tasks_from") == "reboot"]
+    assert reboot["vars"] == {"__kernel_pending_read_before": True}
+    first = load_yaml("kernel/tasks/reboot.yml")[0]
+    assert first["ansible.builtin.import_tasks"] == "reboot_pending.yml"
+    assert first["when"] == "not (__kernel_pending_read_before | default(false))"
