@@ -7,6 +7,7 @@ which options. This module turns the three into a /sys tree and device nodes.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -70,15 +71,34 @@ def render_sys(
         _write_module(rendered / "module" / AMDGPU, amdgpu)
     destination.mkdir(parents=True, exist_ok=True)
     (destination / "fs" / "cgroup").mkdir(parents=True, exist_ok=True)
+    # Each entry is swapped for its new version in one renameat2(RENAME_EXCHANGE): a reader (gpu facts, a drift)
+    # finds the old tree or the new one, never /sys without its devices, as it would for as long as deleting a
+    # 64-partition tree takes. The old versions end up in the staging tree, which goes last.
+    new = [child for child in rendered.iterdir() if child.name not in KEPT_ENTRIES]
+    for child in new:
+        target = destination / child.name
+        if target.exists() or target.is_symlink():
+            _exchange(child, target)
+        else:
+            child.rename(target)
+    names = {child.name for child in new}
     for child in list(destination.iterdir()):
-        if child.name in KEPT_ENTRIES:
-            continue
-        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-    for child in list(rendered.iterdir()):
-        if child.name not in KEPT_ENTRIES:
-            child.rename(destination / child.name)
+        if child.name not in KEPT_ENTRIES and child.name not in names:
+            child.rename(rendered / child.name)  # what the new render no longer has
     shutil.rmtree(staging, ignore_errors=True)
     return nodes
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(first: Path, second: Path) -> None:
+    """Swap two paths atomically (renameat2(2), RENAME_EXCHANGE; Linux 3.15, glibc 2.28)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"renameat2 RENAME_EXCHANGE {first} {second}: {os.strerror(error)}")
 
 
 def _render_nothing(_profile, root: Path) -> list:
