@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 if os.geteuid() != 0 or not shutil.which("dpkg-deb") or not shutil.which("gpg"):
     pytest.skip("the lab mirror tests need root, dpkg-deb and gpg", allow_module_level=True)
 
-from rocm_fleet.lab import base, paths  # noqa: E402
+from rocm_fleet.lab import base, paths, systems  # noqa: E402
 from rocm_fleet.lab.mirror import (  # noqa: E402
     ensure_mirror,
     install_distro_source,
@@ -86,21 +86,22 @@ def mirror(tmp_path_factory):
 
 @pytest.fixture
 def new_host(tmp_path, mirror):
-    """new_host(suite): a throwaway copy-on-write root of that base, trusting its Debian subset."""
+    """new_host(suite) or new_host(system=key): a throwaway copy-on-write root of that base, trusting its archive."""
     mounted = []
 
-    def make(suite: str = "bookworm") -> Path:
-        top = tmp_path / suite
+    def make(suite: str = "bookworm", system: str | None = None) -> Path:
+        top = tmp_path / (system or suite)
         upper, work, root = top / "upper", top / "work", top / "root"
         for path in (upper, work, root):
             path.mkdir(parents=True)
-        options = f"lowerdir={base.ensure_base(suite)},upperdir={upper},workdir={work}"
+        lower = base.ensure_system_base(system) if system else base.ensure_base(suite)
+        options = f"lowerdir={lower},upperdir={upper},workdir={work}"
         subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(root)], check=True)
         mounted.append(root)
         for fs in ("proc", "dev"):
             subprocess.run(["mount", "--rbind", f"/{fs}", str(root / fs)], check=True)
             mounted.append(root / fs)
-        install_distro_source(root, mirror)
+        install_distro_source(root, mirror, systems.system(system) if system else None)
         return root
 
     yield make
@@ -350,7 +351,9 @@ CORE_SDK_LINKS = {"core": ("/opt/rocm/core", ""), "core-10": ("/opt/rocm/core-10
 DRIVER_LINES = {"31.40": "1:6.19.14.31400000-2364437.{u}", "31.50": "1:7.1.3.31500000-2390945.{u}"}
 
 
-def configure_core_sdk(root: Path, mirror, suite: str, key_url: str | None = None) -> None:
+def configure_core_sdk(
+    root: Path, mirror, suite: str, key_url: str | None = None, directory: str | None = None
+) -> None:
     """AMD's 10.x registration: the dearmored key and amdrocm-stable.sources (deb822)."""
     with urllib.request.urlopen(key_url or mirror.core_sdk_key_url, timeout=10) as response:
         keyring = signing.dearmor(response.read().decode())
@@ -359,7 +362,7 @@ def configure_core_sdk(root: Path, mirror, suite: str, key_url: str | None = Non
     (root / "etc/apt/sources.list.d/amdrocm-stable.sources").write_text(
         "X-Repo-Id: amdrocm-stable\n"
         "Types: deb\n"
-        f"URIs: {mirror.core_sdk_repo_url(CORE_SDK_DIR[suite])}\n"
+        f"URIs: {mirror.core_sdk_repo_url(directory or CORE_SDK_DIR[suite])}\n"
         "Suites: stable\n"
         "Components: main\n"
         "Architectures: amd64\n"
@@ -519,3 +522,31 @@ def test_core_sdk_refuses_to_install_beside_the_legacy_stream(new_host, mirror):
     apt_ok(root, "apt-get purge -y -q rocm-core7.2.3 && dpkg --configure -a")
     apt_ok(root, "apt-get install -y -q amdrocm10.0-gfx942")
     assert (root / "opt/rocm/core-10.0/.info/version").is_file()
+
+
+# Ubuntu hosts ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("system", "directory", "codename", "target"),
+    [("ubuntu22.04", "ubuntu2204", "jammy", "gfx90a"), ("ubuntu24.04", "ubuntu2404", "noble", "gfx1100")],
+)
+def test_an_ubuntu_root_follows_amds_ubuntu_instructions_from_its_own_archive(
+    new_host, mirror, system, directory, codename, target
+):
+    """An Ubuntu host's apt reads the mirror's ubuntu/ archive under its codename: the running kernel's headers and
+    extra modules (AMD's Ubuntu prerequisites: linux-headers-$(uname -r) linux-modules-extra-$(uname -r)) and the
+    Core SDK from AMD's directory of its Ubuntu release."""
+    root = new_host(system=system)
+    assert apt_ok(root, "lsb_release -is; lsb_release -cs").split() == ["Ubuntu", codename]
+    sources = (root / "etc/apt/sources.list.d/rocm-fleet-lab-ubuntu.sources").read_text()
+    assert f"URIs: {mirror.base_url}/ubuntu\nSuites: {codename}\n" in sources
+    assert not (root / "etc/apt/sources.list.d/rocm-fleet-lab-debian.sources").exists()
+    configure_core_sdk(root, mirror, "", directory=directory)
+    apt_ok(root, "apt-get update")
+    kernel = platform.release()
+    extra = policy(root, f"linux-modules-extra-{kernel}")
+    assert f"{mirror.base_url}/ubuntu {codename}/main amd64 Packages" in extra["text"], extra["text"]
+    apt_ok(root, f"apt-get install -y -q linux-headers-{kernel} linux-modules-extra-{kernel} amdrocm10.1-{target}")
+    assert (root / f"lib/modules/{kernel}/build").is_symlink()
+    core = policy(root, f"amdrocm10.1-{target}")
+    assert f"{mirror.core_sdk_repo_url(directory).rstrip('/')} stable/main amd64 Packages" in core["text"], core["text"]
+    assert (root / "opt/rocm/core-10.1/bin/rocminfo").exists()

@@ -1,22 +1,23 @@
-"""The Debian base images of the lab hosts, one per Debian release, built once and cached.
+"""The base images of the lab hosts, one per operating system (rocm_fleet.lab.systems), built once and cached.
 
 A base is a debootstrap minbase plus what a cloud image brings (sshd, python3,
-sudo, a login user with passwordless sudo). The lab runs Debian 12 and Debian 13
-hosts side by side, as a site migrating its fleet does.
+sudo, a login user with passwordless sudo). A Debian system's base is its suite's;
+another system's is the suite underneath it with the system's identity written over
+it. The lab runs Debian 12 and 13 and Ubuntu hosts side by side, as a site does.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rocm_fleet.lab import debroot
+from rocm_fleet.lab import debroot, systems
 
-# Debian release (a host's lab_debian in inventory/lab) -> the suite its base is built from.
-SUITES = {"12": "bookworm", "13": "trixie"}
-DEFAULT_RELEASE = "12"  # a host without lab_debian
-SUITE = SUITES[DEFAULT_RELEASE]
+# Debian release -> its suite: the userlands every lab system runs on.
+SUITES = {system.version: system.suite for system in systems.SYSTEMS.values() if system.family == "debian"}
+SUITE = systems.system(systems.DEFAULT).suite
 LOGIN_USER = "fleet"
 PACKAGES = (
     "openssh-server",
@@ -65,21 +66,41 @@ def recipe(suite: str = SUITE) -> debroot.Recipe:
     return debroot.Recipe(name=suite, suite=suite, packages=PACKAGES, customize=CUSTOMIZE)
 
 
+def system_recipe(key: str) -> debroot.Recipe:
+    """The base of a lab system: its suite's, with the system's packages and identity files where it has them."""
+    system = systems.system(key)
+    debian = recipe(system.suite)
+    if not system.identity and not system.packages:
+        return debian
+    writes = tuple(f"printf %s {shlex.quote(content)} > /{path}" for path, content in sorted(system.identity.items()))
+    return debroot.Recipe(
+        name=system.key,
+        suite=system.suite,
+        packages=debian.packages + system.packages,
+        customize=debian.customize + writes,
+    )
+
+
 def base_path(suite: str = SUITE) -> Path:
     return recipe(suite).path()
 
 
 def ensure_base(suite: str = SUITE, log=print) -> Path:
-    """Return the cached base of ``suite``, building it first if needed."""
+    """Return the cached Debian base of ``suite``, building it first if needed."""
     return debroot.ensure_root(recipe(suite), log=log)
 
 
-def ensure_bases(suites, log=print) -> dict[str, Path]:
-    """The cached base of each suite; missing ones are built side by side (debootstrap mostly waits on I/O)."""
-    suites = sorted(set(suites))
-    with ThreadPoolExecutor(max_workers=max(1, len(suites))) as pool:
-        futures = {suite: pool.submit(ensure_base, suite, log) for suite in suites}
-    return {suite: future.result() for suite, future in futures.items()}
+def ensure_system_base(key: str, log=print) -> Path:
+    """Return the cached base of the lab system ``key``, building it first if needed."""
+    return debroot.ensure_root(system_recipe(key), log=log)
+
+
+def ensure_bases(keys, log=print) -> dict[str, Path]:
+    """The cached base of each lab system; missing ones are built side by side (debootstrap mostly waits on I/O)."""
+    keys = sorted(set(keys))
+    with ThreadPoolExecutor(max_workers=max(1, len(keys))) as pool:
+        futures = {key: pool.submit(ensure_system_base, key, log) for key in keys}
+    return {key: future.result() for key, future in futures.items()}
 
 
 if __name__ == "__main__":

@@ -13,10 +13,17 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocm_fleet.lab import base, paths
+from rocm_fleet.lab import base, paths, systems
 from rocm_fleet.lab.mounts import is_mount_point, unmount_all_under
 
 SUPERVISOR_MODULE = "rocm_fleet.lab.supervisor"
+
+
+def recorded_system(host_json: dict) -> str:
+    """The system of a host.json; lab versions before lab_os recorded the Debian release, all before it Debian 12."""
+    if "system" in host_json:
+        return str(host_json["system"])
+    return f"debian{host_json.get('debian', '12')}"
 
 
 @dataclass(frozen=True)
@@ -26,11 +33,12 @@ class HostSpec:
     port: int
     groups: tuple[str, ...] = ()
     generated: bool = False
-    debian: str = base.DEFAULT_RELEASE  # the Debian release (base.SUITES key) the host is installed with
+    system: str = systems.DEFAULT  # the operating system (systems.SYSTEMS key, lab_os) the host is installed with
 
     @property
     def suite(self) -> str:
-        return base.SUITES[self.debian]
+        """The Debian suite of the host's userland."""
+        return systems.system(self.system).suite
 
 
 class LabHost:
@@ -40,14 +48,13 @@ class LabHost:
         self.root = self.dir / "root"
 
     # -- filesystem ---------------------------------------------------------
-    def installed_release(self) -> str | None:
-        """The Debian release the host's disk was installed with; None before its first boot."""
+    def installed_system(self) -> str | None:
+        """The operating system the host's disk was installed with; None before its first boot."""
         try:
             data = json.loads((self.dir / "host.json").read_text())
         except (OSError, ValueError):
             return None
-        # Hosts of lab versions before Debian 13 hosts existed were all Debian 12.
-        return str(data.get("debian", base.DEFAULT_RELEASE))
+        return recorded_system(data)
 
     def erase_disk(self) -> None:
         """Forget the host's disk, as reinstalling a server does; it must be stopped and unmounted."""
@@ -94,7 +101,7 @@ class LabHost:
         authorized.chmod(0o600)
         spec = self.spec
         (self.dir / "host.json").write_text(
-            json.dumps({"name": spec.name, "profile": spec.profile, "port": spec.port, "debian": spec.debian})
+            json.dumps({"name": spec.name, "profile": spec.profile, "port": spec.port, "system": spec.system})
         )
 
     def _login_user_ids(self) -> tuple[int, int]:

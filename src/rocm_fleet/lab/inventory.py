@@ -1,11 +1,12 @@
 """The lab's hosts: the committed inventory/lab plus generated scale-test hosts.
 
 hosts.yml is read directly (PyYAML) rather than through ansible-inventory: the
-lab needs only each host's lab_profile, ansible_port, lab_debian and groups, and
-parsing takes milliseconds where ansible-inventory takes seconds. lab_debian (the
-Debian release a host is installed with, "12" when unset) may also be set in a
-group's ``vars:`` in hosts.yml, as a site groups its hosts by release; the lab does
-not read group_vars/ or host_vars/, so a lab_debian there is refused.
+lab needs only each host's lab_profile, ansible_port, lab_os and groups, and
+parsing takes milliseconds where ansible-inventory takes seconds. lab_os (the
+operating system a host is installed with, rocm_fleet.lab.systems; debian12 when
+unset) may also be set in a group's ``vars:`` in hosts.yml, as a site groups its
+hosts by release; the lab does not read group_vars/ or host_vars/, so a lab_os
+there is refused.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from pathlib import Path
 
 import yaml
 
-from rocm_fleet.lab import base, paths
+from rocm_fleet.lab import paths, systems
 from rocm_fleet.lab.host import HostSpec
 
-DEBIAN_VARIABLE = "lab_debian"
-_TOP_LEVEL_DEBIAN_KEY = re.compile(rf'^["\']?{DEBIAN_VARIABLE}["\']?\s*:', re.MULTILINE)
+SYSTEM_VARIABLE = "lab_os"
+_TOP_LEVEL_SYSTEM_KEY = re.compile(rf'^["\']?{SYSTEM_VARIABLE}["\']?\s*:', re.MULTILINE)
 
 GENERATED_GROUP = "scale_hosts"
 GENERATED_PORT_BASE = 2300
@@ -31,60 +32,59 @@ class InventoryError(ValueError):
 
 
 def _walk(group_name: str, group: dict, parents: tuple[str, ...], settings: tuple, found: dict) -> None:
-    """Collect each host's own vars, groups and the lab_debian of every group above it (depth, value, group)."""
+    """Collect each host's own vars, groups and the lab_os of every group above it (depth, value, group)."""
     group = group or {}
     lineage = (*parents, group_name)
-    if DEBIAN_VARIABLE in (group.get("vars") or {}):
-        settings = (*settings, (len(parents), group["vars"][DEBIAN_VARIABLE], group_name))
+    if SYSTEM_VARIABLE in (group.get("vars") or {}):
+        settings = (*settings, (len(parents), group["vars"][SYSTEM_VARIABLE], group_name))
     for host_name, host_vars in (group.get("hosts") or {}).items():
-        entry = found.setdefault(host_name, {"vars": {}, "groups": set(), "group_debian": set()})
+        entry = found.setdefault(host_name, {"vars": {}, "groups": set(), "group_systems": set()})
         entry["vars"].update(host_vars or {})
         entry["groups"].update(name for name in lineage if name != "all")
-        entry["group_debian"].update(settings)
+        entry["group_systems"].update(settings)
     for child_name, child in (group.get("children") or {}).items():
         _walk(child_name, child, lineage, settings, found)
 
 
-def debian_release(host: str, value, where: str) -> str:
-    """A lab_debian value as a base.SUITES key, or an error naming the host and what to set."""
-    release = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    if release not in base.SUITES:
-        known = ", ".join(f'"{key}" ({suite})' for key, suite in base.SUITES.items())
+def system_key(host: str, value, where: str) -> str:
+    """A lab_os value as a systems.SYSTEMS key, or an error naming the host and what to set."""
+    if not isinstance(value, str) or value not in systems.SYSTEMS:
+        known = ", ".join(f"{key} ({system.name})" for key, system in systems.SYSTEMS.items())
         raise InventoryError(
-            f"{where}: host {host}: {DEBIAN_VARIABLE} {value!r} is not a Debian release the lab installs;"
-            f" set it to one of {known}, or leave it out for Debian {base.DEFAULT_RELEASE}"
+            f"{where}: host {host}: {SYSTEM_VARIABLE} {value!r} is not an operating system the lab installs;"
+            f" set it to one of {known}, or leave it out for {systems.DEFAULT}"
         )
-    return release
+    return value
 
 
-def _host_release(name: str, entry: dict, hosts_file: Path) -> str:
-    """The host's own lab_debian, else its deepest group's (as Ansible's group depth decides), else the default."""
-    if DEBIAN_VARIABLE in entry["vars"]:
-        return debian_release(name, entry["vars"][DEBIAN_VARIABLE], str(hosts_file))
-    if not entry["group_debian"]:
-        return base.DEFAULT_RELEASE
-    deepest = max(depth for depth, _value, _group in entry["group_debian"])
-    chosen = sorted((group, value) for depth, value, group in entry["group_debian"] if depth == deepest)
+def _host_system(name: str, entry: dict, hosts_file: Path) -> str:
+    """The host's own lab_os, else its deepest group's (as Ansible's group depth decides), else the default."""
+    if SYSTEM_VARIABLE in entry["vars"]:
+        return system_key(name, entry["vars"][SYSTEM_VARIABLE], str(hosts_file))
+    if not entry["group_systems"]:
+        return systems.DEFAULT
+    deepest = max(depth for depth, _value, _group in entry["group_systems"])
+    chosen = sorted((group, value) for depth, value, group in entry["group_systems"] if depth == deepest)
     if len({str(value) for _group, value in chosen}) > 1:
         listed = ", ".join(f"group {group}: {value!r}" for group, value in chosen)
         raise InventoryError(
-            f"{hosts_file}: host {name}: its groups disagree on {DEBIAN_VARIABLE} ({listed});"
-            f" set {DEBIAN_VARIABLE} on the host itself"
+            f"{hosts_file}: host {name}: its groups disagree on {SYSTEM_VARIABLE} ({listed});"
+            f" set {SYSTEM_VARIABLE} on the host itself"
         )
     group, value = chosen[0]
-    return debian_release(name, value, f"{hosts_file} (group {group})")
+    return system_key(name, value, f"{hosts_file} (group {group})")
 
 
-def _refuse_unread_debian_settings(inventory_dir: Path) -> None:
-    """lab_debian in group_vars/ or host_vars/ would give Ansible one release and the lab another."""
+def _refuse_unread_system_settings(inventory_dir: Path) -> None:
+    """lab_os in group_vars/ or host_vars/ would give Ansible one system and the lab another."""
     for directory in ("group_vars", "host_vars"):
         for path in sorted((inventory_dir / directory).rglob("*")):
             if not path.is_file() or path.suffix not in ("", ".yml", ".yaml"):
                 continue
             # A top-level key by text, not by YAML: vault-encrypted values (!vault) need no key here.
-            if _TOP_LEVEL_DEBIAN_KEY.search(path.read_text(errors="replace")):
+            if _TOP_LEVEL_SYSTEM_KEY.search(path.read_text(errors="replace")):
                 raise InventoryError(
-                    f"{path}: {DEBIAN_VARIABLE} is read by the lab from hosts.yml only (the Debian release each"
+                    f"{path}: {SYSTEM_VARIABLE} is read by the lab from hosts.yml only (the operating system each"
                     f" host is installed with); move it to the host, or to a group's vars:, in"
                     f" {inventory_dir / 'hosts.yml'}"
                 )
@@ -107,7 +107,7 @@ def committed_hosts(inventory_dir: Path | None = None) -> list[HostSpec]:
     found: dict = {}
     for group_name, group in data.items():
         _walk(group_name, group, (), {}, found)
-    _refuse_unread_debian_settings(inventory_dir)
+    _refuse_unread_system_settings(inventory_dir)
     specs = []
     for name, entry in found.items():
         host_vars = entry["vars"]
@@ -119,7 +119,7 @@ def committed_hosts(inventory_dir: Path | None = None) -> list[HostSpec]:
                 host_vars["lab_profile"],
                 int(host_vars["ansible_port"]),
                 tuple(sorted(entry["groups"])),
-                debian=_host_release(name, entry, hosts_file),
+                system=_host_system(name, entry, hosts_file),
             )
         )
     _check_unique_ports(specs)

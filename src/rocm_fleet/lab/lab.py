@@ -10,8 +10,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rocm_fleet.lab import base, cleanup, inventory, kernelstate, layer, nspawn, paths
-from rocm_fleet.lab.host import HostSpec, LabHost
+from rocm_fleet.lab import base, cleanup, inventory, kernelstate, layer, nspawn, paths, systems
+from rocm_fleet.lab.host import HostSpec, LabHost, recorded_system
 
 READY_TIMEOUT_SECONDS = 90
 # Hosts boot side by side on the controller's cores: each one started adds its share of the wait.
@@ -49,7 +49,7 @@ def existing_hosts() -> list[LabHost]:
             data["profile"],
             data["port"],
             generated=data["name"].startswith("scale-"),
-            debian=str(data.get("debian", base.DEFAULT_RELEASE)),
+            system=recorded_system(data),
         )
         found.append(LabHost(spec))
     return found
@@ -66,14 +66,14 @@ def _mirror():
     return mirror, mirror.ensure_mirror(paths.state_dir(), paths.cache_dir(), port=paths.mirror_port())
 
 
-def _reinstall_if_release_changed(host: LabHost) -> str | None:
-    """A host whose disk holds another Debian release than the inventory names is reinstalled (disk dropped)."""
-    installed = host.installed_release()
-    if installed is None or installed == host.spec.debian:
+def _reinstall_if_system_changed(host: LabHost) -> str | None:
+    """A host whose disk holds another system than the inventory names is reinstalled (disk dropped)."""
+    installed = host.installed_system()
+    if installed is None or installed == host.spec.system:
         return None
     host.stop()
     host.erase_disk()
-    return f"{host.spec.name} (Debian {installed} -> {host.spec.debian})"
+    return f"{host.spec.name} ({installed} -> {host.spec.system})"
 
 
 def up(extra_hosts: int = 0, log=print) -> dict:
@@ -83,7 +83,7 @@ def up(extra_hosts: int = 0, log=print) -> dict:
     nspawn.require_engine()
     nspawn.cgroup_roots()  # both say what to install or mount before anything changes
     paths.state_dir().mkdir(parents=True, exist_ok=True)
-    bases = base.ensure_bases({spec.suite for spec in wanted}, log=log)
+    bases = base.ensure_bases({spec.system for spec in wanted}, log=log)
     layer_dir = layer.ensure_layer()
     public_key = _ensure_controller_key()
     if not (paths.state_dir() / "proc-sys").exists():
@@ -101,16 +101,16 @@ def up(extra_hosts: int = 0, log=print) -> dict:
             stopped.append(host.spec.name)
 
     hosts = [LabHost(spec) for spec in wanted]
-    reinstalled = [change for change in map(_reinstall_if_release_changed, hosts) if change]
+    reinstalled = [change for change in map(_reinstall_if_system_changed, hosts) if change]
     started = []
     for host in hosts:
         if host.is_running():
             continue
-        host.mount_root(bases[host.spec.suite], layer_dir)
+        host.mount_root(bases[host.spec.system], layer_dir)
         host.configure(public_key)
         if mirror:
-            # The Debian subset of the host's own release, as a cloud image's distro source.
-            mirror.install_distro_source(host.root, mirror_info, suite=host.spec.suite)
+            # The archive of the host's own system, as a cloud image's distro source.
+            mirror.install_distro_source(host.root, mirror_info, systems.system(host.spec.system))
         host.start()
         started.append(host.spec.name)
     _known_hosts(hosts)
@@ -149,7 +149,7 @@ def status() -> list[dict]:
                 "state": state.get("state", "down"),
                 "port": host.spec.port,
                 "profile": host.spec.profile,
-                "debian": host.spec.debian,
+                "system": host.spec.system,
                 "boot_id": state.get("boot_id") if state.get("state") == "running" else None,
                 "pid": host.supervisor_pid(),
                 "amdgpu": state.get("amdgpu_loaded"),
@@ -202,7 +202,7 @@ def reset(log=print) -> dict:
 
 def start_host(host: LabHost, timeout: float = 60) -> bool:
     """Power one host on again (the `start` fault); True once its sshd answers."""
-    host.mount_root(base.ensure_base(host.spec.suite), layer.ensure_layer())
+    host.mount_root(base.ensure_system_base(host.spec.system), layer.ensure_layer())
     host.start()
     return host.wait_ready(time.monotonic() + timeout)
 

@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-from rocm_fleet.lab import base, controller, debroot, paths, toolroots
+from rocm_fleet.lab import base, controller, debroot, paths, systems, toolroots
 from rocm_fleet.lab.mirror import build
 
 
@@ -23,6 +23,10 @@ def jobs() -> dict:
     built = {}
     for suite in base.SUITES.values():
         built[f"lab base {suite}"] = partial(debroot.ensure_root, base.recipe(suite), log=_quiet)
+    for key in systems.SYSTEMS:
+        recipe = base.system_recipe(key)
+        if recipe.name != recipe.suite:  # a system of its own over a Debian base
+            built[f"lab base {key}"] = partial(debroot.ensure_root, recipe, log=_quiet)
     for suite, root in toolroots.TOOL_ROOTS.items():
         built[f"tool root {suite}"] = partial(debroot.ensure_root, root.recipe(), log=_quiet)
     # After the bases it resolves on (its lock waits for their builds): the mirror's first build, and the unit

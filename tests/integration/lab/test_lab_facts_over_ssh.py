@@ -8,7 +8,7 @@ import pytest
 from fleet_testing.lab_ansible import adhoc, gpu_facts
 
 from rocm_fleet.hardware.profile import load_profile
-from rocm_fleet.lab import base, inventory
+from rocm_fleet.lab import inventory, systems
 
 pytestmark = pytest.mark.lab
 HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
@@ -44,14 +44,17 @@ def test_lspci_lists_the_gpus_with_their_class(lab, host, count, pci_class):
     assert all(pci_class in line and re.search(r"\[1002:[0-9a-f]{4}\]", line) for line in lines), lines
 
 
-def test_ansible_sees_each_host_on_the_debian_release_its_inventory_names(lab):
+def test_ansible_sees_each_host_on_the_system_its_inventory_names(lab):
     facts = adhoc("all", "ansible.builtin.setup", "gather_subset=min,!all filter=ansible_distribution*")
     seen = {
         name: {key: result["ansible_facts"][f"ansible_distribution{key}"] for key in ("", "_major_version", "_release")}
         for name, result in facts.items()
     }
-    assert seen == {
-        name: {"": "Debian", "_major_version": spec.debian, "_release": base.SUITES[spec.debian]}
-        for name, spec in HOSTS.items()
+    # Ubuntu: ansible-core's distribution collector reads ID=ubuntu and VERSION_CODENAME from /etc/os-release.
+    expected = {
+        key: {"": name.capitalize(), "_major_version": system.version.split(".")[0], "_release": system.codename}
+        for key, system in systems.SYSTEMS.items()
+        for name in [system.family]
     }
-    assert {spec.debian for spec in HOSTS.values()} == set(base.SUITES)
+    assert seen == {name: expected[spec.system] for name, spec in HOSTS.items()}
+    assert {spec.system for spec in HOSTS.values()} == set(systems.SYSTEMS)

@@ -27,13 +27,13 @@ FIRST_PORT = 2601
 MIRROR_PORT = 8680
 STATE_DIR = Path("/var/lib/rocm-fleet/lab-move-test")
 LEGACY, TARGET = "7.2.3", "10.1.0"
-# host, lab profile, inventory group, host variables (those inventory/lab keeps in host_vars), lab_debian
+# host, lab profile, inventory group, host variables (those inventory/lab keeps in host_vars), lab_os
 NEW_HOSTS = (
-    ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "12"),
-    ("move-mi300x", "mi300x-8", "mi300x_training", {}, "12"),
+    ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "debian12"),
+    ("move-mi300x", "mi300x-8", "mi300x_training", {}, "debian12"),
     ("move-rx7900xtx", "rx7900xtx-1", "radeon_workstations",
      {"preflight_expected_class": "rx7900xtx", "preflight_expected_gpu_count": 1,
-      "preflight_accept_unsupported": "{{ lab_accept_lab_kernel }}"}, "13"),
+      "preflight_accept_unsupported": "{{ lab_accept_lab_kernel }}"}, "debian13"),
 )
 CANARY, SECOND, THIRD = (host for host, *_ in NEW_HOSTS)
 HOSTS = (CANARY, SECOND, THIRD)
@@ -49,10 +49,10 @@ def write_inventory(directory: Path) -> dict[str, int]:
     directory.mkdir(parents=True, exist_ok=True)
     groups: dict[str, dict] = {}
     ports = {}
-    for offset, (host, profile, group, host_vars, debian) in enumerate(NEW_HOSTS):
+    for offset, (host, profile, group, host_vars, system) in enumerate(NEW_HOSTS):
         ports[host] = FIRST_PORT + offset
         groups.setdefault(group, {"hosts": {}})["hosts"][host] = {
-            "lab_profile": profile, "ansible_port": ports[host], "lab_debian": debian,
+            "lab_profile": profile, "ansible_port": ports[host], "lab_os": system,
             "preflight_rocm_version": LEGACY, **host_vars}
     hosts = {"all": {"children": {"gpu_servers": {"children": groups}}}}
     (directory / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))

@@ -14,12 +14,12 @@ from rocm_fleet.lab import inventory
 
 pytestmark = pytest.mark.lab
 HOSTS = {spec.name: spec for spec in inventory.committed_hosts()}
-# A Debian 12 and a Debian 13 host: the lab's init, shutdown and grub-mkconfig serve both releases.
+# A Debian 12 and a Debian 13 host: the lab's init, shutdown and grub-mkconfig serve both userlands.
 REBOOTED = ("mi210-01", "rx7900xtx-01")
 
 
-def test_the_rebooted_hosts_cover_every_release_the_lab_installs():
-    assert {HOSTS[name].debian for name in REBOOTED} == {spec.debian for spec in HOSTS.values()}
+def test_the_rebooted_hosts_cover_every_userland_the_lab_installs():
+    assert {HOSTS[name].suite for name in REBOOTED} == {spec.suite for spec in HOSTS.values()}
 
 
 @pytest.mark.parametrize("name", REBOOTED)

@@ -95,8 +95,8 @@ def test_a_listed_user_logs_in_and_runs_the_rocm_tools_from_its_path(lab, conver
         assert len(re.findall(r"^GPU\[\d+\]\s*: Card [Ss]eries:", session, re.MULTILINE)) == gpus, session
     else:
         assert not any(line.endswith("/rocm-smi") for line in lines), session
-        # The lab's amd-smi is Debian forky's, which Debian 12 cannot run (docs/lab-mirror.md).
-        if HOSTS[host].debian == "13":
+        # The lab's amd-smi is Debian forky's, which a Debian 12 userland cannot run (docs/lab-mirror.md).
+        if HOSTS[host].suite == "trixie":
             assert any(line.endswith("/amd-smi") for line in lines), session
             assert len(re.findall(r"^GPU: \d+$", session, re.MULTILINE)) == gpus, session
     # rocminfo checks the user's access itself; the lab's /dev/kfd has no driver

@@ -37,12 +37,16 @@ ROLE_DEFAULT = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main
 
 # AMD builds Debian support from its Ubuntu repositories: Debian 12 -> jammy, Debian 13 -> noble (AGD
 # docs/conf.py debian_version_numbers @ 7302d99); AMD's package versions end in that Ubuntu's version.
-SUITE = {"12": "jammy", "13": "noble"}
+# An Ubuntu host reads its own codename's repositories, and the Core SDK's directory of its own release (AMD's
+# 7.14.0 and 10.0.0 install pages: ubuntu2204, ubuntu2404, debian12, debian13).
+SUITE = {"debian12": "jammy", "debian13": "noble", "ubuntu22.04": "jammy", "ubuntu24.04": "noble"}
+CORE_SDK_DIR = {
+    "debian12": "debian12", "debian13": "debian13", "ubuntu22.04": "ubuntu2204", "ubuntu24.04": "ubuntu2404"}
 UBUNTU = {"jammy": "22.04", "noble": "24.04"}
 # RIL package-manager-debian.rst @ ef80a05: AMD's packages win over Debian's.
 PIN = ["Package: *", "Pin: release o=repo.radeon.com", "Pin-Priority: 600"]
-# Written by `rocm-fleet lab up` (the lab's Debian subset), not by the roles.
-LAB_DEBIAN_SOURCE = "rocm-fleet-lab-debian.sources"
+# Written by `rocm-fleet lab up` (the lab's Debian or Ubuntu subset), not by the roles.
+LAB_DISTRO_SOURCES = ("rocm-fleet-lab-debian.sources", "rocm-fleet-lab-ubuntu.sources")
 # amdgpu-install use cases base and hip (the packages role's default), as AMD's versioned packages.
 USECASES_6X = ["rocm-core", "rocm-language-runtime", "rocminfo", "rocm-smi-lib", "rocm-hip-runtime"]
 # ROCm 7 adds amd-smi-lib and keeps the deprecated rocm-smi-lib (rocm/apt/7.1 lists rocm-smi-lib7.1.0).
@@ -233,12 +237,13 @@ def test_a_host_converged_to_the_release_has_exactly_what_it_names(lab, converge
     spec = RELEASES[release]
     for host in hosts:
         seen = probe(lab, host)
-        suite = SUITE[HOSTS[host].debian]
+        suite = SUITE[HOSTS[host].system]
         ubuntu = UBUNTU[suite]
         gpu = bool(load_profile(HOSTS[host].profile).gpus)
-        where = f"{host} (Debian {HOSTS[host].debian}, ROCm {release})"
+        where = f"{host} ({HOSTS[host].system}, ROCm {release})"
 
-        sources = {name: content_lines(text) for name, text in seen["sources"].items() if name != LAB_DEBIAN_SOURCE}
+        sources = {name: content_lines(text) for name, text in seen["sources"].items()
+                   if name not in LAB_DISTRO_SOURCES}
         assert sources == expected_sources(release, suite, gpu), where
         preferences = {name: content_lines(text) for name, text in seen["preferences"].items()}
         # The packages role's kernel update policy (allowed_series, ROCM-KERN-004) pins kernels in a file of its own,
@@ -313,15 +318,16 @@ def check_core_sdk_hosts(lab, hosts_by_release, release):
     base = f"http://127.0.0.1:{paths.mirror_port()}"
     for host in hosts:
         seen = probe(lab, host)
-        debian = HOSTS[host].debian
-        suite = SUITE[debian]
+        system = HOSTS[host].system
+        suite = SUITE[system]
         profile = load_profile(HOSTS[host].profile)
         gpu = bool(profile.gpus)
-        where = f"{host} (Debian {debian}, ROCm {release})"
+        where = f"{host} ({system}, ROCm {release})"
 
-        sources = {name: content_lines(text) for name, text in seen["sources"].items() if name != LAB_DEBIAN_SOURCE}
+        sources = {name: content_lines(text) for name, text in seen["sources"].items()
+                   if name not in LAB_DISTRO_SOURCES}
         expected = {"amdrocm-stable.sources": [
-            "X-Repo-Id: amdrocm-stable", "Types: deb", f"URIs: {base}/rocm/core/packages/debian{debian}/",
+            "X-Repo-Id: amdrocm-stable", "Types: deb", f"URIs: {base}/rocm/core/packages/{CORE_SDK_DIR[system]}/",
             "Suites: stable", "Components: main", "Architectures: amd64", "Signed-By: /etc/apt/keyrings/amdrocm.asc",
             "Enabled: yes"]}
         if gpu:
@@ -357,9 +363,9 @@ def check_core_sdk_hosts(lab, hosts_by_release, release):
         assert (seen["core"], seen["rocm_bin"], (seen["core_version"] or "").strip()) == (
             root, f"{root}/bin", release), where
         # ROCm SMI is not part of TheRock builds from 10.0 (AMD's ROCm SMI page); the lab's amd-smi is Debian
-        # forky's, which Debian 12 cannot run (docs/lab-mirror.md).
+        # forky's, which a Debian 12 userland cannot run (docs/lab-mirror.md).
         assert seen["tools"]["rocm-smi"] is None, where
-        assert bool(seen["tools"]["amd-smi"]) == (debian == "13"), where
+        assert bool(seen["tools"]["amd-smi"]) == (HOSTS[host].suite == "trixie"), where
 
         dkms = packages.get("amdgpu-dkms")
         if gpu:

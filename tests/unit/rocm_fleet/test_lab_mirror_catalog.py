@@ -86,6 +86,8 @@ def test_mirror_urls_follow_amds_7x_layout(tmp_path):
     assert info.graphics_repo_url("6.4.1") is None
     served = {dist.path for dist in build.dists()}
     assert {"graphics/7.1.1/ubuntu/dists/noble", "debian/dists/bookworm", "debian/dists/trixie"} <= served
+    # The Ubuntu hosts' distribution archives, under Ubuntu's codenames (rocm_fleet.lab.systems).
+    assert {"ubuntu/dists/jammy", "ubuntu/dists/noble"} <= served
     assert not any(path.startswith("graphics/6.") for path in served)
 
 

@@ -4,7 +4,7 @@
     start_mirror(info); mirror_status(info); stop_mirror(info)
     set_mirror_fault(info, "wrong-key")           # or "next-key", "rotated-key", "down", "up",
                                                   # "missing-package:<name>", None
-    install_distro_source(root, info)             # make a root tree trust its release's Debian subset
+    install_distro_source(root, info, system)     # make a root tree trust its system's archive
 
 See docs/lab-mirror.md.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rocm_fleet.lab import systems
 from rocm_fleet.lab.mirror import server, signing
 from rocm_fleet.lab.mirror.build import (
     DISTRO_KEYRING,
@@ -24,6 +25,7 @@ from rocm_fleet.lab.mirror.build import (
     read_fault,
 )
 from rocm_fleet.lab.mirror.catalog import DEBIAN_VERSIONS
+from rocm_fleet.lab.systems import LabSystem
 
 __all__ = [
     "MirrorInfo",
@@ -101,27 +103,30 @@ def root_suite(root: Path) -> str:
     raise ValueError(f"{root}: its os-release names no VERSION_CODENAME")
 
 
-def install_distro_source(root: Path, info: MirrorInfo, suite: str | None = None) -> None:
-    """Make the tree at ``root`` use the mirror's Debian subset of its release, trusting only its lab key.
+def install_distro_source(root: Path, info: MirrorInfo, system: LabSystem | None = None) -> None:
+    """Make the tree at ``root`` use the mirror's archive of its system, trusting only its lab key.
 
-    ``suite`` defaults to the root's own release; the mirror serves bookworm and trixie.
+    ``system`` defaults to the Debian release of the root's own os-release. A Debian system's archive is the
+    mirror's Debian subset of its suite; an Ubuntu system's is that of the suite underneath, under its codename.
     """
-    suite = suite or root_suite(root)
-    if suite not in DEBIAN_VERSIONS:
-        raise ValueError(
-            f"the lab mirror serves no Debian subset for {suite!r} (it serves {', '.join(DEBIAN_VERSIONS)})"
-        )
+    if system is None:
+        suite = root_suite(root)
+        system = next((s for s in systems.SYSTEMS.values() if s.family == "debian" and s.suite == suite), None)
+        if system is None or suite not in DEBIAN_VERSIONS:
+            raise ValueError(
+                f"the lab mirror serves no Debian subset for {suite!r} (it serves {', '.join(DEBIAN_VERSIONS)})"
+            )
     keyring = Path(root) / DISTRO_KEYRING.lstrip("/")
     keyring.parent.mkdir(parents=True, exist_ok=True)
     keyring.write_bytes(signing.dearmor(signing.public_key(signing.DISTRO_KEY).read_text()))
     keyring.chmod(0o644)
-    sources = Path(root) / DISTRO_SOURCES.lstrip("/")
+    sources = Path(root) / DISTRO_SOURCES.format(archive=system.archive).lstrip("/")
     sources.parent.mkdir(parents=True, exist_ok=True)
     sources.write_text(
-        "# The lab's Debian mirror subset (rocm-fleet lab; its key is lab-only).\n"
+        f"# The lab's {system.family.capitalize()} mirror subset (rocm-fleet lab; its key is lab-only).\n"
         "Types: deb\n"
-        f"URIs: {info.debian_url}\n"
-        f"Suites: {suite}\n"
+        f"URIs: {info.base_url}/{system.archive}\n"
+        f"Suites: {system.codename}\n"
         "Components: main\n"
         f"Signed-By: {DISTRO_KEYRING}\n"
     )

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rocm_fleet.lab import paths
+from rocm_fleet.lab import paths, systems
 from rocm_fleet.lab.mirror import amd_packages, archive, core_sdk, distro, kernel_packages, signing
 from rocm_fleet.lab.mirror.archive import Dist
 from rocm_fleet.lab.mirror.catalog import (
@@ -43,7 +43,9 @@ CORE_SDK_KEY_PATH = "rocm/gpg/packages.gpg"
 DISTRO_KEY_PATH = "lab-keys/distro-lab.gpg.key"
 WRONG_KEY_PATH = "lab-keys/wrong-lab.gpg.key"
 DISTRO_KEYRING = "/usr/share/keyrings/rocm-fleet-lab-distro.gpg"
-DISTRO_SOURCES = "/etc/apt/sources.list.d/rocm-fleet-lab-debian.sources"
+DISTRO_SOURCES = "/etc/apt/sources.list.d/rocm-fleet-lab-{archive}.sources"
+# Ubuntu's codename -> the lab system: its archive is the Debian subset of the suite underneath (systems.py).
+UBUNTU_SYSTEMS = {system.codename: system for system in systems.SYSTEMS.values() if system.family == "ubuntu"}
 
 
 @dataclass
@@ -82,7 +84,7 @@ class MirrorInfo:
         return f"{self.base_url}/{root}" if root else None
 
     def core_sdk_repo_url(self, directory: str) -> str:
-        """AMD's 10.x repository of one OS directory (debian12, debian13), with its trailing slash as AMD writes it."""
+        """AMD's 10.x repository of one OS directory (debian12, ubuntu2404, ...), with its trailing slash."""
         if directory not in CORE_SDK_DIRS:
             raise KeyError(f"the lab mirror serves no ROCm Core SDK directory {directory!r}")
         return f"{self.base_url}/{core_sdk_root(directory)}/"
@@ -174,6 +176,8 @@ def dists() -> list[Dist]:
         result[f"debian/{suite}"] = Dist(
             "debian", suite, "Debian", "Debian", signing.DISTRO_KEY, DEBIAN_VERSIONS[suite]
         )
+    for codename, system in UBUNTU_SYSTEMS.items():
+        result[f"ubuntu/{codename}"] = Dist("ubuntu", codename, "Ubuntu", "Ubuntu", signing.DISTRO_KEY, system.version)
     return list(result.values())
 
 
@@ -282,6 +286,7 @@ def served(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict:
         "core_sdk": {"repositories": {d: core_sdk_root(d) for d in CORE_SDK_DIRS}, "releases": core},
         "driver_lines": lines,
         "debian": debian_suites(),
+        "ubuntu": list(UBUNTU_SYSTEMS),
         "tools": tool_versions,
         "kernels": kernels,
     }
@@ -334,6 +339,16 @@ def _build_tree(
             for deb in debs:
                 if deb.suite == suite:
                     copies[(dist_path, deb.path.name)] = (deb.path, www / "debian/pool/main")
+    # An Ubuntu archive: the Debian subset of the suite underneath, and Ubuntu's kernel packages of the
+    # machine's kernel (AMD's Ubuntu instructions install linux-headers- and linux-modules-extra-$(uname -r)).
+    for codename, system in UBUNTU_SYSTEMS.items():
+        dist_path = f"ubuntu/dists/{codename}"
+        for spec in (distro.kernel_headers_package(kernel), distro.kernel_modules_extra_package(kernel)):
+            jobs.append((dist_path, spec, www / "ubuntu/pool/main"))
+        for debs in tool_debs.values():
+            for deb in debs:
+                if deb.suite == system.suite:
+                    copies[(dist_path, deb.path.name)] = (deb.path, www / "ubuntu/pool/main")
 
     def build(job: tuple[str, DebSpec, Path]) -> tuple[str, str]:
         dist_path, spec, pool = job
@@ -346,7 +361,10 @@ def _build_tree(
         target = pool / pool_dir(name) / name / file_name.replace("%3a", ":")
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
-            shutil.copy2(deb, target)
+            try:  # one file for every archive that serves it (debian/ and ubuntu/ share Debian's packages)
+                os.link(deb, target)
+            except OSError:
+                shutil.copy2(deb, target)
         return dist_path, archive.package_stanza(target, www / dist_path.split("/dists/", 1)[0])
 
     with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) * 2) as pool:

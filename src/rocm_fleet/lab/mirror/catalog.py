@@ -396,7 +396,9 @@ DRIVER_LINES = (
 #   the release's alternatives while another variant of it stays installed, as with AMD's packages.
 #   The same version string is served in debian12 and debian13 (TheRock's versions carry no OS part).
 # AMD's directory -> the Debian release of the hosts that register it.
-CORE_SDK_DIRS = {"debian12": "bookworm", "debian13": "trixie"}
+# AMD's directory -> the Debian suite of the lab hosts that read it: Ubuntu hosts run the Debian release their
+# Ubuntu release was branched from (rocm_fleet.lab.systems), as HOST_SUITES says for the legacy codenames.
+CORE_SDK_DIRS = {"debian12": "bookworm", "debian13": "trixie", "ubuntu2204": "bookworm", "ubuntu2404": "trixie"}
 CORE_SDK_SUITE = "stable"
 CORE_SDK_ORIGIN = "stable.repo.amd.com"  # modelled: the origin of AMD's 10.x Release files is not known
 # The GPU targets of the lab's hardware profiles (src/rocm_fleet/hardware/profiles: gfx90a, gfx942,
@@ -416,7 +418,14 @@ class CoreSdkRelease:
     amd_smi: str  # the AMD SMI version AMD ships with it (its changelog); the lab's amd-smi is Debian's
     driver: str  # the amdgpu driver line AMD pairs it with (DRIVER_LINES)
     # AMD directory -> the Debian tool generation its packages carry
-    tools: dict[str, str] = field(default_factory=lambda: {"debian12": "bookworm", "debian13": "forky"})
+    tools: dict[str, str] = field(
+        default_factory=lambda: {
+            "debian12": "bookworm",
+            "debian13": "forky",
+            "ubuntu2204": "bookworm",
+            "ubuntu2404": "forky",
+        }
+    )
 
     @property
     def numbers(self) -> tuple[int, int, int]:

@@ -225,3 +225,20 @@ def kernel_headers_package(kernel: str | None = None) -> DebSpec:
         },
         symlinks={f"/lib/modules/{kernel}/build": tree},
     )
+
+
+def kernel_modules_extra_package(kernel: str | None = None) -> DebSpec:
+    """linux-modules-extra-<kernel>: Ubuntu's package of the modules its image leaves out, which AMD's Ubuntu
+    instructions install (its amdgpu, in the lab, is amdgpu-dkms's). Unlike Ubuntu's, it depends on no
+    linux-modules-<kernel>: no lab host has a package of the machine's kernel."""
+    kernel = kernel or platform.release()
+    headers = kernel_headers_package(kernel)
+    return DebSpec(
+        name=f"linux-modules-extra-{kernel}".lower(),
+        version=headers.version,
+        section="kernel",
+        maintainer=headers.maintainer,
+        homepage=headers.homepage,
+        description=f"Linux kernel extra modules for {kernel} (rocm-fleet lab stub for the lab machine's kernel)",
+        files={f"/usr/lib/modules/{kernel}/kernel/rocm-fleet-lab-extra": b"rocm-fleet lab: the extra modules\n"},
+    )

@@ -1,4 +1,4 @@
-"""Debian 12 and 13 hosts side by side: lab_debian in the inventory picks each host's base."""
+"""Debian and Ubuntu hosts side by side: lab_os in the inventory picks each host's system and base."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rocm_fleet.lab import base, inventory, lab
+from rocm_fleet.lab import base, inventory, lab, systems
 from rocm_fleet.lab.host import HostSpec, LabHost
 
 
@@ -27,52 +27,61 @@ def host(port: int, **extra) -> dict:
 
 
 def releases(directory: Path) -> dict[str, str]:
-    return {spec.name: spec.debian for spec in inventory.committed_hosts(directory)}
+    return {spec.name: spec.system for spec in inventory.committed_hosts(directory)}
 
 
-def test_a_host_without_lab_debian_is_debian_12_and_the_host_or_its_group_can_say_13(tmp_path):
+def test_a_host_without_lab_os_is_debian_12_and_the_host_or_its_group_can_name_another(tmp_path):
     hosts = {
         "all": {
             "children": {
-                "servers": {"hosts": {"old": host(1), "own": host(2, lab_debian="13"), "int": host(3, lab_debian=13)}},
-                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"grouped": host(4)}},
+                "servers": {
+                    "hosts": {"old": host(1), "own": host(2, lab_os="debian13"), "ub": host(3, lab_os="ubuntu24.04")}
+                },
+                "debian13": {"vars": {"lab_os": "debian13"}, "hosts": {"grouped": host(4)}},
             }
         }
     }
-    assert releases(write_inventory(tmp_path, hosts)) == {"old": "12", "own": "13", "int": "13", "grouped": "13"}
+    assert releases(write_inventory(tmp_path, hosts)) == {
+        "old": "debian12",
+        "own": "debian13",
+        "ub": "ubuntu24.04",
+        "grouped": "debian13",
+    }
 
 
 def test_the_host_beats_its_groups_and_a_child_group_beats_its_parent(tmp_path):
     hosts = {
         "all": {
-            "vars": {"lab_debian": "12"},
+            "vars": {"lab_os": "debian12"},
             "children": {
                 "fleet": {
-                    "vars": {"lab_debian": "12"},
-                    "children": {"migrated": {"vars": {"lab_debian": "13"}, "hosts": {"new": host(1)}}},
-                    "hosts": {"pinned": host(2, lab_debian="12")},
+                    "vars": {"lab_os": "debian12"},
+                    "children": {"migrated": {"vars": {"lab_os": "debian13"}, "hosts": {"new": host(1)}}},
+                    "hosts": {"pinned": host(2, lab_os="debian12")},
                 },
-                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"pinned": None}},
+                "debian13": {"vars": {"lab_os": "debian13"}, "hosts": {"pinned": None}},
             },
         }
     }
-    assert releases(write_inventory(tmp_path, hosts)) == {"new": "13", "pinned": "12"}
+    assert releases(write_inventory(tmp_path, hosts)) == {"new": "debian13", "pinned": "debian12"}
 
 
-@pytest.mark.parametrize("value", ["14", "trixie", 13.0, True, "", None])
-def test_an_unknown_release_names_the_host_the_file_and_the_releases_the_lab_installs(tmp_path, value):
-    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1, lab_debian=value)}}})
+@pytest.mark.parametrize("value", ["debian14", "13", "trixie", "ubuntu26.04", 13, True, "", None])
+def test_an_unknown_system_names_the_host_the_file_and_the_systems_the_lab_installs(tmp_path, value):
+    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1, lab_os=value)}}})
     with pytest.raises(inventory.InventoryError) as error:
         inventory.committed_hosts(directory)
     message = str(error.value)
-    assert f"host gpu-07: lab_debian {value!r}" in message
+    assert f"host gpu-07: lab_os {value!r}" in message
     assert str(directory / "hosts.yml") in message
-    assert '"12" (bookworm), "13" (trixie)' in message
+    assert (
+        "debian12 (Debian 12), debian13 (Debian 13), ubuntu22.04 (Ubuntu 22.04), ubuntu24.04 (Ubuntu 24.04)" in message
+    )
 
 
 def test_an_unknown_release_set_by_a_group_names_that_group(tmp_path):
-    hosts = {"all": {"children": {"debian14": {"vars": {"lab_debian": "14"}, "hosts": {"gpu-07": host(1)}}}}}
-    with pytest.raises(inventory.InventoryError, match=r"\(group debian14\): host gpu-07: lab_debian '14'"):
+    hosts = {"all": {"children": {"debian14": {"vars": {"lab_os": "debian14"}, "hosts": {"gpu-07": host(1)}}}}}
+    with pytest.raises(inventory.InventoryError, match=r"\(group debian14\): host gpu-07: lab_os 'debian14'"):
         inventory.committed_hosts(write_inventory(tmp_path, hosts))
 
 
@@ -80,22 +89,22 @@ def test_two_groups_of_one_depth_that_disagree_are_refused_not_decided_by_name(t
     hosts = {
         "all": {
             "children": {
-                "debian12": {"vars": {"lab_debian": "12"}, "hosts": {"gpu-07": host(1)}},
-                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"gpu-07": None}},
+                "debian12": {"vars": {"lab_os": "debian12"}, "hosts": {"gpu-07": host(1)}},
+                "debian13": {"vars": {"lab_os": "debian13"}, "hosts": {"gpu-07": None}},
             }
         }
     }
     with pytest.raises(inventory.InventoryError) as error:
         inventory.committed_hosts(write_inventory(tmp_path, hosts))
-    assert "host gpu-07: its groups disagree on lab_debian (group debian12: '12', group debian13: '13')" in str(
+    assert "host gpu-07: its groups disagree on lab_os (group debian12: 'debian12', group debian13: 'debian13')" in str(
         error.value
     )
-    assert "set lab_debian on the host itself" in str(error.value)
+    assert "set lab_os on the host itself" in str(error.value)
 
 
 @pytest.mark.parametrize("relative", ["group_vars/debian13/lab.yml", "host_vars/gpu-07.yml"])
-def test_lab_debian_in_group_vars_or_host_vars_is_refused_since_the_lab_would_not_see_it(tmp_path, relative):
-    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1)}}}, {relative: {"lab_debian": "13"}})
+def test_lab_os_in_group_vars_or_host_vars_is_refused_since_the_lab_would_not_see_it(tmp_path, relative):
+    directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1)}}}, {relative: {"lab_os": "debian13"}})
     with pytest.raises(inventory.InventoryError) as error:
         inventory.committed_hosts(directory)
     assert str(directory / relative) in str(error.value)
@@ -106,36 +115,71 @@ def test_a_vault_encrypted_group_vars_file_is_read_without_failing(tmp_path):
     directory = write_inventory(tmp_path, {"all": {"hosts": {"gpu-07": host(1)}}})
     (directory / "group_vars" / "all").mkdir(parents=True)
     (directory / "group_vars" / "all" / "secrets.yml").write_text(
-        "---\nsite_token: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231\n# lab_debian: 13 (a comment)\n"
+        "---\nsite_token: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231\n# lab_os: debian13 (a comment)\n"
     )
-    assert releases(directory) == {"gpu-07": "12"}
+    assert releases(directory) == {"gpu-07": "debian12"}
 
 
 def test_the_committed_lab_has_debian_13_hosts_beside_debian_12_ones_in_the_sites_groups():
     specs = inventory.committed_hosts()
-    on_13 = [spec for spec in specs if spec.debian == "13"]
+    on_13 = [spec for spec in specs if spec.system == "debian13"]
     assert any(spec.profile == "mi300x-8" and "mi300x_training" in spec.groups for spec in on_13)
     assert any("radeon_workstations" in spec.groups for spec in on_13)
     assert all("debian13" in spec.groups for spec in on_13)
-    assert any(spec.debian == "12" and spec.profile == "mi300x-8" for spec in specs)
+    assert any(spec.system == "debian12" and spec.profile == "mi300x-8" for spec in specs)
 
 
-def test_each_release_has_a_base_recipe_of_its_suite_with_the_same_contents():
-    assert base.SUITES[base.DEFAULT_RELEASE] == base.SUITE == "bookworm"
+def test_each_debian_release_has_a_base_recipe_of_its_suite_with_the_same_contents():
+    assert base.SUITES == {"12": "bookworm", "13": "trixie"} and base.SUITE == "bookworm"
     bookworm, trixie = base.recipe("bookworm"), base.recipe("trixie")
     assert (bookworm.suite, trixie.suite) == ("bookworm", "trixie")
     assert (bookworm.packages, bookworm.customize) == (trixie.packages, trixie.customize)
     assert bookworm.path() != trixie.path()
-    assert HostSpec("a", "nogpu", 1, debian="13").suite == "trixie"
+    # A Debian system's base is its suite's, so bases cached before lab_os existed are reused.
+    assert base.system_recipe("debian13") == trixie and base.system_recipe("debian12") == bookworm
+    assert HostSpec("a", "nogpu", 1, system="debian13").suite == "trixie"
     assert HostSpec("a", "nogpu", 1).suite == "bookworm"
 
 
-def test_ensure_bases_builds_each_suite_once(monkeypatch):
+@pytest.mark.parametrize(
+    ("key", "suite", "codename", "debian_version"),
+    [("ubuntu22.04", "bookworm", "jammy", "bookworm/sid"), ("ubuntu24.04", "trixie", "noble", "trixie/sid")],
+)
+def test_an_ubuntu_base_is_the_debian_release_it_was_branched_from_with_ubuntus_identity_written_over_it(
+    key, suite, codename, debian_version
+):
+    recipe, debian = base.system_recipe(key), base.recipe(suite)
+    assert (recipe.name, recipe.suite) == (key, suite)
+    assert recipe.packages == (*debian.packages, "lsb-release")
+    assert recipe.customize[: len(debian.customize)] == debian.customize
+    written = recipe.customize[len(debian.customize) :]
+    assert {step.rsplit(" > /", 1)[1] for step in written} == {
+        "usr/lib/os-release",
+        "etc/lsb-release",
+        "etc/debian_version",
+        "etc/issue",
+        "etc/issue.net",
+    }
+    identity = systems.system(key).identity
+    os_release = dict(line.split("=", 1) for line in identity["usr/lib/os-release"].splitlines())
+    version = key.removeprefix("ubuntu")
+    assert (os_release["ID"], os_release["ID_LIKE"], os_release["VERSION_ID"]) == ("ubuntu", "debian", f'"{version}"')
+    assert os_release["VERSION_CODENAME"] == os_release["UBUNTU_CODENAME"] == codename
+    assert f"DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE={version}\nDISTRIB_CODENAME={codename}\n" in identity["etc/lsb-release"]
+    assert identity["etc/debian_version"] == debian_version + "\n"
+    assert recipe.path() != debian.path()
+
+
+def test_ensure_bases_builds_each_system_once(monkeypatch):
     built = []
-    monkeypatch.setattr(base.debroot, "ensure_root", lambda recipe, log: built.append(recipe.suite) or recipe.path())
-    bases = base.ensure_bases(["trixie", "bookworm", "trixie"])
-    assert sorted(built) == ["bookworm", "trixie"]
-    assert bases == {"bookworm": base.base_path("bookworm"), "trixie": base.base_path("trixie")}
+    monkeypatch.setattr(base.debroot, "ensure_root", lambda recipe, log: built.append(recipe.name) or recipe.path())
+    bases = base.ensure_bases(["debian13", "debian12", "debian13", "ubuntu24.04"])
+    assert sorted(built) == ["bookworm", "trixie", "ubuntu24.04"]
+    assert bases == {
+        "debian12": base.base_path("bookworm"),
+        "debian13": base.base_path("trixie"),
+        "ubuntu24.04": base.system_recipe("ubuntu24.04").path(),
+    }
 
 
 @pytest.fixture
@@ -145,15 +189,15 @@ def fake_lab(tmp_path, monkeypatch):
     hosts = {
         "all": {
             "children": {
-                "servers": {"hosts": {"d12": host(2291), "d13": host(2292)}},
-                "debian13": {"vars": {"lab_debian": "13"}, "hosts": {"d13": None}},
+                "servers": {"hosts": {"d12": host(2291), "d13": host(2292), "u24": host(2293, lab_os="ubuntu24.04")}},
+                "debian13": {"vars": {"lab_os": "debian13"}, "hosts": {"d13": None}},
             }
         }
     }
     monkeypatch.setenv("ROCM_FLEET_LAB_INVENTORY", str(write_inventory(tmp_path / "inventory", hosts)))
     (tmp_path / "state" / "proc-sys").mkdir(parents=True)
     mounted = {}
-    monkeypatch.setattr(base, "ensure_bases", lambda suites, log: {suite: Path("/bases", suite) for suite in suites})
+    monkeypatch.setattr(base, "ensure_bases", lambda keys, log: {key: Path("/bases", key) for key in keys})
     monkeypatch.setattr(lab.layer, "ensure_layer", lambda: Path("/layer"))
     monkeypatch.setattr(lab, "_ensure_controller_key", lambda: "ssh-ed25519 KEY")
     monkeypatch.setattr(lab, "_mirror", lambda: (None, None))
@@ -173,22 +217,30 @@ def fake_lab(tmp_path, monkeypatch):
     return mounted
 
 
-def test_up_mounts_each_host_on_the_base_of_its_release(fake_lab):
+def test_up_mounts_each_host_on_the_base_of_its_system(fake_lab):
     result = lab.up(log=lambda *_: None)
-    assert fake_lab == {"d12": Path("/bases/bookworm"), "d13": Path("/bases/trixie")}
+    assert fake_lab == {
+        "d12": Path("/bases/debian12"),
+        "d13": Path("/bases/debian13"),
+        "u24": Path("/bases/ubuntu24.04"),
+    }
     assert result["reinstalled"] == []
 
 
-def test_up_reinstalls_a_host_whose_disk_holds_another_release(fake_lab, tmp_path):
-    for name, recorded in (("d12", {}), ("d13", {"debian": "12"})):  # no "debian": a host of an earlier lab
+def test_up_reinstalls_a_host_whose_disk_holds_another_system(fake_lab, tmp_path):
+    # No "system": a host of a lab before lab_os ("debian": its Debian release; neither: Debian 12).
+    for name, recorded in (("d12", {}), ("d13", {"debian": "12"}), ("u24", {"system": "ubuntu24.04"})):
         directory = tmp_path / "state" / "hosts" / name
         (directory / "upper").mkdir(parents=True)
         (directory / "host.json").write_text(json.dumps({"name": name, "profile": "nogpu", "port": 1, **recorded}))
     result = lab.up(log=lambda *_: None)
-    assert result["reinstalled"] == ["d13 (Debian 12 -> 13)"]
+    assert result["reinstalled"] == ["d13 (debian12 -> debian13)"]
     assert not (tmp_path / "state" / "hosts" / "d13" / "upper").exists()
     assert (tmp_path / "state" / "hosts" / "d12" / "upper").exists()
-    assert {host.spec.name: host.spec.debian for host in lab.existing_hosts()} == {"d12": "12"}
+    assert {host.spec.name: host.spec.system for host in lab.existing_hosts()} == {
+        "d12": "debian12",
+        "u24": "ubuntu24.04",
+    }
 
 
 @pytest.mark.parametrize(

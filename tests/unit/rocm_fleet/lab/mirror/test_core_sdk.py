@@ -74,7 +74,7 @@ def test_the_mirror_serves_both_streams_and_the_legacy_one_as_before(tmp_path):
     assert [release.version for release in RELEASES] == ["6.3.3", "6.4.1", "7.1.1", "7.2.3"]
     assert [release.version for release in CORE_SDK_RELEASES] == ["10.0.0", "10.1.0"]
     dists = {dist.path: dist for dist in build.dists()}
-    for directory in ("debian12", "debian13"):
+    for directory in ("debian12", "debian13", "ubuntu2204", "ubuntu2404"):
         dist = dists[f"rocm/core/packages/{directory}/dists/stable"]
         assert (dist.suite, dist.key) == ("stable", signing.AMDROCM_KEY)
     for line in ("31.40", "31.50"):
@@ -88,14 +88,15 @@ def test_the_mirror_serves_both_streams_and_the_legacy_one_as_before(tmp_path):
     assert info.core_sdk_key_url == "http://127.0.0.1:8650/rocm/gpg/packages.gpg"
     assert info.driver_line_repo_url("31.50") == "http://127.0.0.1:8650/amdgpu/31.50/ubuntu"
     assert info.amdgpu_repo_url("7.2.3") == "http://127.0.0.1:8650/amdgpu/30.30.3/ubuntu"  # unchanged
+    assert info.core_sdk_repo_url("ubuntu2404") == "http://127.0.0.1:8650/rocm/core/packages/ubuntu2404/"
     with pytest.raises(KeyError):
-        info.core_sdk_repo_url("ubuntu2404")
+        info.core_sdk_repo_url("rhel9")
     # The kernel the legacy drivers cannot build for stays where it was: the 31.x lines are nobody's release driver.
     assert kernel_packages.newest_driver_base() == (6, 16)
 
 
 @pytest.mark.parametrize("version", ["10.0.0", "10.1.0"])
-@pytest.mark.parametrize("directory", ["debian12", "debian13"])
+@pytest.mark.parametrize("directory", ["debian12", "debian13", "ubuntu2204", "ubuntu2404"])
 def test_amds_10x_package_names_per_target_and_for_every_target(version, directory):
     series = CORE[version].series
     names = set(packages(version, directory))
@@ -109,7 +110,9 @@ def test_amds_10x_package_names_per_target_and_for_every_target(version, directo
 
 def test_the_packages_are_what_release_streams_says_a_host_installs():
     """roles/preflight/vars/release_streams.yml (core_sdk_10): every package name, deb format, for every target."""
-    assert set(CORE_SDK_DIRS) == {CORE_10["os_dirs"]["core"]["debian"][v] for v in ("12", "13")}
+    dirs = CORE_10["os_dirs"]["core"]
+    wanted = {dirs["debian"]["12"], dirs["debian"]["13"], dirs["ubuntu"]["22.04"], dirs["ubuntu"]["24.04"]}
+    assert set(CORE_SDK_DIRS) == wanted
     apt = CORE_10["repositories"][0]["apt"]
     assert apt["uris"][0]["url"].endswith("/rocm/core/packages/{os_dirs[core]}/")
     assert (apt["suite"], apt["components"]) == ("stable", ["main"])
@@ -238,9 +241,11 @@ def test_no_rocm_smi_is_copied_into_the_10x_repositories(tmp_path, monkeypatch):
     build._core_sdk_jobs(tmp_path, {"forky": tools("forky"), "bookworm": tools("bookworm")},
                          {"forky": forky, "bookworm": bookworm}, jobs, copies)  # fmt: skip
     copied = {(dist, name.split("_")[0]) for dist, name in copies}
-    assert copied == {("rocm/core/packages/debian13/dists/stable", name)
+    # The trixie directories: Debian 13's and Ubuntu 24.04's (its hosts run Debian 13's userland).
+    assert copied == {(f"rocm/core/packages/{directory}/dists/stable", name)
+                      for directory in ("debian13", "ubuntu2404")
                       for name in ("libamd-smi27", "libhsa-runtime64-1", "rocminfo")}  # fmt: skip
-    assert len(jobs) == len(packages()) * 4
+    assert len(jobs) == len(packages()) * 2 * len(build.CORE_SDK_DIRS)
 
 
 def test_amd_smi_lives_in_amds_relocatable_tree_where_debian_packages_it():
