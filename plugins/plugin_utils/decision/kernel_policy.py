@@ -179,11 +179,24 @@ def newest_allowed(kernels, decision, newer_than=None):
     return max(allowed, key=_release_key) if allowed else None
 
 
+# Debian's and Ubuntu's kernel releases end in their flavour after the ABI number: 6.1.0-19-amd64, 6.1.0-19-cloud-amd64,
+# 6.8.0-51-generic, 6.8.0-1020-aws (Ubuntu's kernel packages; Debian's linux-image-<abi>-<flavour>). RHEL's carry none.
+_FLAVOUR = re.compile(r"^\d+\.\d+(?:\.\d+)?-\d+(?:\.\d+)*-(?P<flavour>[a-z][a-z0-9-]*)$")
+
+
+def flavour_of(release):
+    """'6.8.0-51-generic' -> 'generic', '6.1.0-19-cloud-amd64' -> 'cloud-amd64'; None where the release names none."""
+    match = _FLAVOUR.match(str(release or ""))
+    return match.group("flavour") if match else None
+
+
 def update_target(available, decision, running_kernel, wanted=None):
     """{kernel, problem, reason}: the kernel an update installs: ``wanted`` or the newest allowed above the running one.
 
     ``problem`` (a sentence naming the kernel and what to do) when ``wanted`` is not offered or not
     allowed; ``kernel`` None with no problem when nothing newer is allowed (the host is up to date).
+    Unasked, it keeps the running kernel's flavour: a generic host never moves to an aws or lowlatency kernel that
+    sorts higher (6.8.0-1020-aws above 6.8.0-52-generic).
     """
     available = sorted(set(available or []), key=_release_key)
     if wanted:
@@ -197,6 +210,9 @@ def update_target(available, decision, running_kernel, wanted=None):
                     "problem": "kernel_update_version %s is refused: %s; pick an allowed kernel or set "
                     "packages_kernel_update_policy" % (wanted, why)}
         return {"kernel": wanted, "reason": why, "problem": None}
+    flavour = flavour_of(running_kernel)
+    if flavour:
+        available = [kernel for kernel in available if flavour_of(kernel) == flavour]
     newest = newest_allowed(available, decision, newer_than=running_kernel)
     if newest is None:
         return {"kernel": None, "problem": None,

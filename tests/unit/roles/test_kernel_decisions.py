@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import subprocess
+from pathlib import Path
 
 import pytest
+from ansible_collections.rocm_fleet.core.plugins.filter.managed import role_os_vars_files
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.specs import ROLES_DIR, read_argument_specs
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.roles.variables import role_variable_problems
 from fleet_testing.roles import ROLES, find_task, load_yaml, render, render_template
@@ -158,3 +160,20 @@ def test_each_sysctl_is_one_object_labelled_with_its_value():
     assert (modprobe["path"], modprobe["state"]) == ("/etc/modprobe.d/rocm-fleet.conf", "absent")
 
 
+
+
+@pytest.mark.parametrize(
+    ("facts", "packages"),
+    [
+        ({"os_family": "Debian", "distribution": "Debian"}, ["linux-image-{k}", "linux-headers-{k}"]),
+        # AMD's Ubuntu prerequisites add the extra modules, which Ubuntu's image does not pull in.
+        ({"os_family": "Debian", "distribution": "Ubuntu"},
+         ["linux-image-{k}", "linux-headers-{k}", "linux-modules-extra-{k}"]),
+        ({"os_family": "RedHat", "distribution": "RedHat"}, ["kernel-{k}", "kernel-devel-{k}"]),
+    ],
+)
+def test_a_kernel_update_installs_what_the_distribution_and_amd_need_for_amdgpu(facts, packages):
+    merged = {}
+    for path in role_os_vars_files("kernel", facts):
+        merged.update(load_yaml(f"kernel/vars/{Path(path).name}"))
+    assert merged["__kernel_update_packages"] == packages

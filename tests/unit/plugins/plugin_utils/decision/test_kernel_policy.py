@@ -7,6 +7,7 @@ import re
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.kernel_policy import (
+    flavour_of,
     kernel_allowed,
     kernel_policy,
     newest_allowed,
@@ -109,3 +110,29 @@ def test_update_target_takes_the_asked_kernel_only_when_offered_and_allowed():
     assert "not offered" in missing["problem"] and "6.1.0-19-amd64" in missing["problem"]
     current = update_target(["6.1.0-18-amd64"], decision, "6.1.0-18-amd64")
     assert current["kernel"] is None and current["problem"] is None
+
+
+@pytest.mark.parametrize(
+    ("running", "offered", "picked"),
+    [
+        # Ubuntu: an aws or lowlatency kernel sorts above the generic one but is another kernel.
+        ("6.8.0-51-generic", ["6.8.0-52-generic", "6.8.0-1020-aws", "6.8.0-52-lowlatency"], "6.8.0-52-generic"),
+        # Debian: cloud and rt flavours beside amd64.
+        ("6.1.0-18-amd64", ["6.1.0-19-cloud-amd64", "6.1.0-19-amd64", "6.1.0-19-rt-amd64"], "6.1.0-19-amd64"),
+        ("6.1.0-18-cloud-amd64", ["6.1.0-19-cloud-amd64", "6.1.0-20-amd64"], "6.1.0-19-cloud-amd64"),
+        # No flavour in the running release (RHEL's, the lab machine's own): nothing is filtered.
+        ("5.14.0-427.13.1.el9_4.x86_64", ["5.14.0-503.11.1.el9_5.x86_64"], "5.14.0-503.11.1.el9_5.x86_64"),
+    ],
+)
+def test_an_unasked_update_keeps_the_running_kernels_flavour(running, offered, picked):
+    decision = kernel_policy("allowed_series", "6.16", running)
+    assert update_target(offered, decision, running)["kernel"] == picked
+
+
+def test_the_flavour_is_what_follows_the_abi_number():
+    assert [flavour_of(k) for k in ("6.8.0-51-generic", "6.1.0-19-cloud-amd64", "6.18.44-fc-v1272", "6.16.13")] == [
+        "generic", "cloud-amd64", None, None]
+    # An asked kernel of another flavour is the operator's choice.
+    decision = kernel_policy("allowed_series", "6.16", "6.8.0-51-generic")
+    asked = update_target(["6.8.0-1020-aws"], decision, "6.8.0-51-generic", "6.8.0-1020-aws")
+    assert asked["kernel"] == "6.8.0-1020-aws"
