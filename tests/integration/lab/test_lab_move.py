@@ -5,7 +5,8 @@ rollout stopping after that batch, a rollback of that host and of a finished one
 A lab of its own (own state dir, ports and mirror, as the onboarding test's), so it runs beside the tests of the
 default instance: three GPU hosts grouped as inventory/lab groups them, with the site's group_vars, each declared
 on 7.2.3 as a site in mid-move declares the hosts it has not moved yet. In name order with upgrade_serial=1:
-move-mi210 (the canary), move-mi300x (the second batch) and move-rx7900xtx (Debian 13, the third). AMD's 7.14+
+move-mi210 (Ubuntu 22.04, the canary: moved, then rolled back), move-mi300x (Debian 12, the second batch) and
+move-rx7900xtx (Debian 13, the third). AMD's 7.14+
 instructions: "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding"
 (shared/reference/rocm-core-sdk.md).
 """
@@ -29,7 +30,7 @@ STATE_DIR = Path("/var/lib/rocm-fleet/lab-move-test")
 LEGACY, TARGET = "7.2.3", "10.1.0"
 # host, lab profile, inventory group, host variables (those inventory/lab keeps in host_vars), lab_os
 NEW_HOSTS = (
-    ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "debian12"),
+    ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "ubuntu22.04"),
     ("move-mi300x", "mi300x-8", "mi300x_training", {}, "debian12"),
     ("move-rx7900xtx", "rx7900xtx-1", "radeon_workstations",
      {"preflight_expected_class": "rx7900xtx", "preflight_expected_gpu_count": 1,
@@ -162,6 +163,10 @@ def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab)
     assert default_release(lab, THIRD) == f"/opt/rocm-{LEGACY}"
     assert default_release(lab, CANARY) == "/opt/rocm/core-10.1"
     assert release_packages(lab, CANARY) == ["amdrocm-sysdeps10.1"]
+    # The canary is an Ubuntu 22.04 host: it moved to AMD's Core SDK directory of its own release.
+    identity = lab.root(CANARY, ". /etc/os-release && echo $ID $VERSION_ID"
+                                " && cat /etc/apt/sources.list.d/amdrocm-stable.sources")
+    assert identity.startswith("ubuntu 22.04\n") and "/rocm/core/packages/ubuntu2204/" in identity, identity
     # The failed host still runs 7.2.3, as its inventory declares it, and is compliant against it.
     assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
     assert release_packages(lab, SECOND) == [HELD]
