@@ -31,6 +31,8 @@ OSES = {
                    "kernel": "6.8.0-45-generic", "architecture": "x86_64"},
     "rhel96": {"os_family": "RedHat", "distribution": "RedHat", "distribution_version": "9.6",
                "distribution_major_version": "9", "kernel": "5.14.0-570.12.1.el9_6.x86_64", "architecture": "x86_64"},
+    "rhel810": {"os_family": "RedHat", "distribution": "RedHat", "distribution_version": "8.10",
+                "distribution_major_version": "8", "kernel": "4.18.0-553.el8_10.x86_64", "architecture": "x86_64"},
     "rhel100": {"os_family": "RedHat", "distribution": "RedHat", "distribution_version": "10.0",
                 "distribution_major_version": "10", "kernel": "6.12.0-55.9.1.el10_0.x86_64",
                 "architecture": "x86_64"},
@@ -159,6 +161,13 @@ def test_apt_sources_are_amds_lines(os_name, rocm, suite, rocm_uris, amdgpu_uri)
             "amdgraphics-7.2.3": "https://repo.radeon.com/graphics/7.2.3/el/10/main/x86_64/",
             "amdgpu": "https://repo.radeon.com/amdgpu/30.30.3/el/10/main/x86_64/"},
             id="rhel10-7.2.3-AGD-0484577-el10"),
+        # RHEL 8: el/8 for the graphics and the amdgpu trees (AGD's template from 30.10.2, 7302d99: "{% if os_major ==
+        # '9' %} el/{{ os_version }} {% else %} el/{{ os_major }}"; RIL prerequisites.rst @ 012b141 links
+        # amdgpu/30.30.2/el/8/; docs/research/rpm-families.md).
+        pytest.param("rhel810", "7.2.3", {
+            "rocm-7.2.3": "https://repo.radeon.com/rocm/el8/7.2.3/main",
+            "amdgraphics-7.2.3": "https://repo.radeon.com/graphics/7.2.3/el/8/main/x86_64/",
+            "amdgpu": "https://repo.radeon.com/amdgpu/30.30.3/el/8/main/x86_64/"}, id="rhel8.10-7.2.3-AGD-7302d99-el8"),
         pytest.param("rhel96", "7.1.1", {
             "rocm-7.1.1": "https://repo.radeon.com/rocm/el9/7.1.1/main",
             "amdgraphics-7.1.1": "https://repo.radeon.com/graphics/7.1.1/el/9.6/main/x86_64/",
