@@ -15,7 +15,8 @@ DRIVERS = load_yaml("preflight/vars/amdgpu_drivers.yml")["preflight_amdgpu_drive
 
 def packages_variables(family: str = "Debian", **overrides) -> dict:
     """The role's defaults, vars/main.yml and the OS family's vars, with ``overrides`` as the inventory's."""
-    facts = {"distribution": "Debian", "distribution_version": "12", "distribution_release": "bookworm",
+    facts = {"distribution": "Debian", "distribution_version": "12", "distribution_major_version": "12",
+             "distribution_release": "bookworm",
              "kernel": "6.1.0-37-amd64"}
     return {**load_yaml("packages/defaults/main.yml"), **load_yaml("packages/vars/main.yml"),
             **load_yaml(f"packages/vars/{family}.yml"), "preflight_decision": {}, "repo_source": "amd",
@@ -181,25 +182,33 @@ def test_missing_distro_use_cases_are_named():
 
 
 @pytest.mark.parametrize(
-    ("family", "kernel", "expected"),
+    ("files", "kernel", "major", "expected"),
     [
-        ("Debian", "6.1.0-28-amd64", ["linux-headers-6.1.0-28-amd64"]),
-        ("Ubuntu", "6.8.0-45-generic", ["linux-headers-6.8.0-45-generic", "linux-modules-extra-6.8.0-45-generic"]),
-        (
-            "RedHat",
-            "5.14.0-427.el9.x86_64",
-            [
-                "kernel-headers-5.14.0-427.el9.x86_64",
-                "kernel-devel-5.14.0-427.el9.x86_64",
-                "kernel-modules-extra-5.14.0-427.el9.x86_64",
-            ],
-        ),
-        ("Suse", "6.4.0-150600.23.25-default", ["kernel-default-devel=6.4.0-150600.23.25"]),
+        (["Debian"], "6.1.0-28-amd64", "12", ["linux-headers-6.1.0-28-amd64"]),
+        (["Debian", "Ubuntu"], "6.8.0-45-generic", "24",
+         ["linux-headers-6.8.0-45-generic", "linux-modules-extra-6.8.0-45-generic"]),
+        # AMD's RHEL 9 and 10 instructions add kernel-devel-matched; RHEL 8's do not (amdgpu-docs @ 7302d99).
+        (["RedHat"], "5.14.0-427.el9.x86_64", "9",
+         ["kernel-headers-5.14.0-427.el9.x86_64", "kernel-devel-5.14.0-427.el9.x86_64",
+          "kernel-devel-matched-5.14.0-427.el9.x86_64", "kernel-modules-extra-5.14.0-427.el9.x86_64"]),
+        (["RedHat"], "4.18.0-553.el8_10.x86_64", "8",
+         ["kernel-headers-4.18.0-553.el8_10.x86_64", "kernel-devel-4.18.0-553.el8_10.x86_64",
+          "kernel-modules-extra-4.18.0-553.el8_10.x86_64"]),
+        # Oracle Linux on its UEK: kernel-uek-devel; on the Red Hat compatible kernel: RHEL's packages.
+        (["RedHat", "OracleLinux"], "5.15.0-208.159.3.el9uek.x86_64", "9",
+         ["kernel-uek-devel-5.15.0-208.159.3.el9uek.x86_64"]),
+        (["RedHat", "OracleLinux"], "5.14.0-427.el9.x86_64", "9",
+         ["kernel-headers-5.14.0-427.el9.x86_64", "kernel-devel-5.14.0-427.el9.x86_64",
+          "kernel-devel-matched-5.14.0-427.el9.x86_64", "kernel-modules-extra-5.14.0-427.el9.x86_64"]),
+        (["Suse"], "6.4.0-150600.23.25-default", "15", ["kernel-default-devel=6.4.0-150600.23.25"]),
     ],
-)
-def test_kernel_packages_follow_the_running_kernel(family, kernel, expected):
-    data = load_yaml(f"packages/vars/{family}.yml")
-    assert render(data["__packages_kernel_packages"], ansible_facts={"kernel": kernel}) == expected
+)  # fmt: skip
+def test_kernel_packages_follow_the_running_kernel(files, kernel, major, expected):
+    data = {}
+    for name in files:  # the family's file, then the distribution's (roles/packages/tasks/os_vars.yml)
+        data.update(load_yaml(f"packages/vars/{name}.yml"))
+    facts = {"kernel": kernel, "distribution_major_version": major}
+    assert render(data["__packages_kernel_packages"], ansible_facts=facts, **data) == expected
 
 
 def test_unlisted_releases_are_removed_through_their_release_package():
