@@ -25,7 +25,6 @@ from rocm_fleet.lab.mirror.build import (
     read_fault,
 )
 from rocm_fleet.lab.mirror.catalog import DEBIAN_VERSIONS
-from rocm_fleet.lab.systems import LabSystem
 
 __all__ = [
     "MirrorInfo",
@@ -103,7 +102,7 @@ def root_suite(root: Path) -> str:
     raise ValueError(f"{root}: its os-release names no VERSION_CODENAME")
 
 
-def install_distro_source(root: Path, info: MirrorInfo, system: LabSystem | None = None) -> None:
+def install_distro_source(root: Path, info: MirrorInfo, system: systems.LabSystem | None = None) -> None:
     """Make the tree at ``root`` use the mirror's archive of its system, trusting only its lab key.
 
     ``system`` defaults to the Debian release of the root's own os-release. A Debian system's archive is the

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rocm_fleet.lab import systems
+
 # AMD's Debian instructions reuse the Ubuntu repositories: Debian 12 -> jammy,
 # Debian 13 -> noble (ROCm/rocm-install-on-linux docs/conf.py debian_version_numbers;
 # ROCm/amdgpu-docs 7.0.2-release-update docs/conf.py adds ('13', 'noble')).
 CODENAMES = {"jammy": "22.04", "noble": "24.04"}
-# The Debian release of the lab hosts that use each codename.
-HOST_SUITES = {"jammy": "bookworm", "noble": "trixie"}
+# The Debian release of the lab hosts that use each codename: an Ubuntu host's userland (rocm_fleet.lab.systems),
+# which is also the Debian release AMD maps to that codename.
+HOST_SUITES = {system.codename: system.suite for system in systems.SYSTEMS.values() if system.family == "ubuntu"}
 DEBIAN_VERSIONS = {"bookworm": "12", "trixie": "13"}
 ARCH = "amd64"
 MAINTAINER = "ROCm Dev Support <rocm-dev.support@amd.com>"
@@ -395,10 +398,13 @@ DRIVER_LINES = (
 #   behaviour: every GPU-target variant of amdrocm-core<S> carries them, so removing one variant removes
 #   the release's alternatives while another variant of it stays installed, as with AMD's packages.
 #   The same version string is served in debian12 and debian13 (TheRock's versions carry no OS part).
-# AMD's directory -> the Debian release of the hosts that register it.
-# AMD's directory -> the Debian suite of the lab hosts that read it: Ubuntu hosts run the Debian release their
-# Ubuntu release was branched from (rocm_fleet.lab.systems), as HOST_SUITES says for the legacy codenames.
-CORE_SDK_DIRS = {"debian12": "bookworm", "debian13": "trixie", "ubuntu2204": "bookworm", "ubuntu2404": "trixie"}
+# AMD's deb directory of each lab system's release (release_streams.yml's os_dirs: debian12, ubuntu2404) -> the
+# Debian suite of the hosts that read it: an Ubuntu host runs the Debian release its own was branched from.
+CORE_SDK_DIRS = {
+    f"{system.family}{system.version.replace('.', '')}": system.suite
+    for system in systems.SYSTEMS.values()
+    if system.family in ("debian", "ubuntu")
+}
 CORE_SDK_SUITE = "stable"
 CORE_SDK_ORIGIN = "stable.repo.amd.com"  # modelled: the origin of AMD's 10.x Release files is not known
 # The GPU targets of the lab's hardware profiles (src/rocm_fleet/hardware/profiles: gfx90a, gfx942,
