@@ -77,7 +77,7 @@ def system_recipe(key: str) -> debroot.Recipe:
         name=system.key,
         suite=system.suite,
         packages=debian.packages + system.packages,
-        customize=debian.customize + writes,
+        customize=debian.customize + writes + system.setup,
     )
 
 

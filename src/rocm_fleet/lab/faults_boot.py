@@ -3,7 +3,9 @@
 They change the host's own files (as a kernel upgrade, the firmware setup screen, mokutil
 or dkms do) and are recorded in faults.json so ``clear`` can undo them. None changes the
 running boot: /proc/cmdline and the loaded amdgpu stay until the next boot, which runs
-grub.cfg's first kernel and loads amdgpu only where kernels.amdgpu_refusal allows it.
+the boot loader's default (grub.cfg's first kernel; on a RHEL-family host the new kernel's
+entry, which kernel-install makes the default with UPDATEDEFAULT=yes) and loads amdgpu only
+where kernels.amdgpu_refusal allows it.
 The Secure Boot switch shows in efivars at once (re-rendered /sys); the module check
 happens when amdgpu next loads (boot or modprobe).
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import base64
 import subprocess
 
-from rocm_fleet.lab import kernels, modsign
+from rocm_fleet.lab import kernels, modsign, systems
 from rocm_fleet.lab.faults import FaultError, ask_supervisor, load_faults, save_faults
 from rocm_fleet.lab.host import LabHost
 
@@ -31,10 +33,14 @@ def new_kernel(host: LabHost, release: str | None = None, with_amdgpu: bool = Fa
     release = release or kernels.next_kernel_release(max([kernels.machine_kernel(), *installed], key=_version_key))
     if release == kernels.machine_kernel() or release in installed:
         raise FaultError(f"{host.spec.name}: kernel {release} is installed already")
-    kernels.install_kernel(host.root, release, with_amdgpu)
+    bls = _boots_bls(host)
+    kernels.install_kernel(host.root, release, with_amdgpu, "bls" if bls else "grub")
     if faults.get("amdgpu_signature") == "signed":
         _sign_all(host, signed=True)  # dkms signs what it builds once it has a key
-    run_in_host(host, "/usr/sbin/update-grub")
+    if bls:  # kernel-core's %posttrans
+        run_in_host(host, "kernel-install", "add", release, f"/lib/modules/{release}/vmlinuz")
+    else:
+        run_in_host(host, "/usr/sbin/update-grub")
     faults.setdefault("new_kernels", []).append({"release": release, "with_amdgpu": with_amdgpu})
     save_faults(host, faults)
     return release
@@ -96,9 +102,16 @@ def undo(host: LabHost, faults: dict) -> None:
             (host.root / name).unlink(missing_ok=True)
     if faults.get("new_kernels"):
         for entry in faults["new_kernels"]:
+            if _boots_bls(host):  # kernel-core's %preun, before its files go
+                run_in_host(host, "kernel-install", "remove", entry["release"])
             kernels.remove_kernel(host.root, entry["release"])
-        run_in_host(host, "/usr/sbin/update-grub")
+        if not _boots_bls(host):
+            run_in_host(host, "/usr/sbin/update-grub")
     ask_supervisor(host, {"action": "rerender"})
+
+
+def _boots_bls(host: LabHost) -> bool:
+    return systems.system(host.spec.system).boot_loader == "bls"
 
 
 def _version_key(release: str) -> list:

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocm_fleet.lab import base, paths, systems
+from rocm_fleet.lab import base, bls, paths, systems
 from rocm_fleet.lab.mounts import is_mount_point, unmount_all_under
 
 SUPERVISOR_MODULE = "rocm_fleet.lab.supervisor"
@@ -87,7 +87,10 @@ class LabHost:
                 ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"root@{self.spec.name}", "-f", str(key)],
                 check=True,
             )
-            subprocess.run(["chroot", str(self.root), "/usr/sbin/update-grub"], check=True, capture_output=True)
+            if systems.system(self.spec.system).boot_loader == "bls":
+                bls.install(self.root, os.uname().release)  # the installer's entry, grubenv and /etc/kernel/cmdline
+            else:
+                subprocess.run(["chroot", str(self.root), "/usr/sbin/update-grub"], check=True, capture_output=True)
         (etc / "ssh" / "sshd_config.d" / "20-lab-listen.conf").write_text(
             f"# Written by the rocm-fleet lab: this host's sshd on the machine's loopback.\n"
             f"ListenAddress 127.0.0.1:{self.spec.port}\n"

@@ -3,8 +3,9 @@
 All hosts share the machine's kernel (``uname -r``): its modules are not in the host's
 root, so its in-tree amdgpu is taken as present, as before. Any other kernel is one the
 host installed (the ``new-kernel`` fault, as a kernel upgrade leaves it):
-/boot/vmlinuz-<k>, /boot/initrd.img-<k> and /usr/lib/modules/<k>/. A boot runs the kernel
-of grub.cfg's first linux line (/proc/cmdline's BOOT_IMAGE); amdgpu loads into it only if
+/boot/vmlinuz-<k>, /boot/initrd.img-<k> and /usr/lib/modules/<k>/ (on a RHEL-family host
+kernel-core's /usr/lib/modules/<k>/vmlinuz, which kernel-install copies to /boot). A boot runs
+the kernel of the boot loader's default entry (/proc/cmdline's BOOT_IMAGE); amdgpu loads into it only if
 /usr/lib/modules/<k> has one (modprobe looks in updates/ before kernel/), and with Secure
 Boot on only if the module is in-tree (signed by the distribution's key, in the built-in
 keyring) or signed by a certificate of shim's MOK list.
@@ -61,19 +62,27 @@ def next_kernel_release(current: str) -> str:
     return f"{major}.{int(minor) + 1}.0-1-amd64"
 
 
-def install_kernel(root: Path, release: str, with_amdgpu: bool) -> None:
+def install_kernel(root: Path, release: str, with_amdgpu: bool, boot_loader: str = "grub") -> None:
     """What installing linux-image-<release> leaves, plus DKMS's autoinstall of amdgpu when asked.
 
+    ``boot_loader`` "bls": what kernel-core's files leave instead, before its scriptlet runs
+    kernel-install (the image, System.map and config in the modules directory, nothing in /boot).
     With ``with_amdgpu`` the DKMS build of every installed amdgpu version is made for the new
     kernel too (dkms autoinstall); without DKMS the kernel's in-tree amdgpu.ko is there instead.
     """
-    boot = root / "boot"
-    boot.mkdir(parents=True, exist_ok=True)
-    for name in (f"vmlinuz-{release}", f"initrd.img-{release}", f"System.map-{release}"):
-        (boot / name).write_bytes(b"")
-    (boot / f"config-{release}").write_text("CONFIG_MODULES=y\nCONFIG_MODULE_SIG=y\nCONFIG_DRM_AMDGPU=m\n")
     modules = root / "usr/lib/modules" / release
     (modules / "kernel").mkdir(parents=True, exist_ok=True)
+    config = "CONFIG_MODULES=y\nCONFIG_MODULE_SIG=y\nCONFIG_DRM_AMDGPU=m\n"
+    if boot_loader == "bls":
+        for name in ("vmlinuz", "System.map", "modules.builtin", "modules.builtin.modinfo"):
+            (modules / name).write_bytes(b"")
+        (modules / "config").write_text(config)
+    else:
+        boot = root / "boot"
+        boot.mkdir(parents=True, exist_ok=True)
+        for name in (f"vmlinuz-{release}", f"initrd.img-{release}", f"System.map-{release}"):
+            (boot / name).write_bytes(b"")
+        (boot / f"config-{release}").write_text(config)
     (modules / "modules.dep").write_text("")
     (modules / "modules.order").write_text("")
     if not with_amdgpu:
@@ -98,6 +107,7 @@ def install_kernel(root: Path, release: str, with_amdgpu: bool) -> None:
 def remove_kernel(root: Path, release: str) -> None:
     for name in ("vmlinuz", "initrd.img", "System.map", "config"):
         (root / "boot" / f"{name}-{release}").unlink(missing_ok=True)
+    (root / "boot" / f"initramfs-{release}.img").unlink(missing_ok=True)
     shutil.rmtree(root / "usr/lib/modules" / release, ignore_errors=True)
     for tree in (root / "var/lib/dkms/amdgpu").glob(f"*/{release}"):
         shutil.rmtree(tree, ignore_errors=True)

@@ -126,22 +126,30 @@ def _first_entry(menu: list[dict]) -> dict | None:
     return None
 
 
-def read_grubenv(root: Path) -> dict[str, str]:
-    path = root / GRUBENV
+def read_grubenv(root: Path, grubenv: str = GRUBENV) -> dict[str, str]:
+    path = root / grubenv
     text = path.read_text(errors="replace") if path.is_file() else ""
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
 
 
-def write_grubenv(root: Path, env: dict[str, str]) -> None:
+def write_grubenv(root: Path, env: dict[str, str], grubenv: str = GRUBENV) -> None:
     """As GRUB's save_env writes the block: 1024 bytes, '#' padding."""
     body = "# GRUB Environment Block\n" + "".join(f"{key}={value}\n" for key, value in env.items())
-    (root / GRUBENV).write_text(body + "#" * max(0, 1024 - len(body.encode())))
+    (root / grubenv).write_text(body + "#" * max(0, 1024 - len(body.encode())))
 
 
-def boot_entry(root: Path, consume_next_entry: bool = False) -> dict | None:
+def boot_entry(root: Path, consume_next_entry: bool = False, boot_loader: str = "grub") -> dict | None:
     """The menu entry a boot runs: grubenv's next_entry once (cleared, as save_env next_entry does,
     when ``consume_next_entry``), else grub.cfg's default (``${saved_entry}`` from grubenv); an entry
-    that is not found boots the first one, as GRUB falls back to entry 0."""
+    that is not found boots the first one, as GRUB falls back to entry 0.
+
+    ``boot_loader`` "bls" (systems.LabSystem.boot_loader): the same from the Boot Loader Spec entries
+    and /boot/grub2/grubenv, as GRUB's blscfg picks them (rocm_fleet.lab.bls).
+    """
+    if boot_loader == "bls":
+        from rocm_fleet.lab import bls  # bls reads grubenv with this module's functions
+
+        return bls.boot_entry(root, consume_next_entry)
     grub_cfg = root / "boot" / "grub" / "grub.cfg"
     if not grub_cfg.exists():
         return None
@@ -160,14 +168,15 @@ def boot_entry(root: Path, consume_next_entry: bool = False) -> dict | None:
     return (_menu_pick(menu, wanted) if wanted else None) or _first_entry(menu)
 
 
-def kernel_cmdline(root: Path, consume_next_entry: bool = False) -> str:
+def kernel_cmdline(root: Path, consume_next_entry: bool = False, boot_loader: str = "grub") -> str:
     """/proc/cmdline as GRUB would pass it: the linux line of the entry this boot runs (boot_entry).
 
-    Only grub.cfg and grubenv count: an /etc/default/grub edit without update-grub has no effect.
+    Only grub.cfg (or the BLS entries) and grubenv count: an /etc/default/grub edit without
+    update-grub (or grubby) has no effect.
     """
     release = os.uname().release
     fallback = f"BOOT_IMAGE=/boot/vmlinuz-{release} ro quiet"
-    entry = boot_entry(root, consume_next_entry)
+    entry = boot_entry(root, consume_next_entry, boot_loader)
     if not entry or not entry["linux"]:
         return fallback
     return " ".join([f"BOOT_IMAGE={entry['linux'][0]}", *entry["linux"][1:]])

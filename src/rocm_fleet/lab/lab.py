@@ -66,6 +66,10 @@ def _mirror():
     return mirror, mirror.ensure_mirror(paths.state_dir(), paths.cache_dir(), port=paths.mirror_port())
 
 
+def _boot_loader(system: str) -> str:
+    return systems.system(system).boot_loader
+
+
 def _reinstall_if_system_changed(host: LabHost) -> str | None:
     """A host whose disk holds another system than the inventory names is reinstalled (disk dropped)."""
     installed = host.installed_system()
@@ -84,7 +88,8 @@ def up(extra_hosts: int = 0, log=print) -> dict:
     nspawn.cgroup_roots()  # both say what to install or mount before anything changes
     paths.state_dir().mkdir(parents=True, exist_ok=True)
     bases = base.ensure_bases({spec.system for spec in wanted}, log=log)
-    layer_dir = layer.ensure_layer()
+    # One layer per boot loader: a host gets the boot tools of its system's family only.
+    layers = {loader: layer.ensure_layer(loader) for loader in {_boot_loader(spec.system) for spec in wanted}}
     public_key = _ensure_controller_key()
     if not (paths.state_dir() / "proc-sys").exists():
         kernelstate.snapshot_proc_sys(paths.state_dir() / "proc-sys")
@@ -106,7 +111,7 @@ def up(extra_hosts: int = 0, log=print) -> dict:
     for host in hosts:
         if host.is_running():
             continue
-        host.mount_root(bases[host.spec.system], layer_dir)
+        host.mount_root(bases[host.spec.system], layers[_boot_loader(host.spec.system)])
         host.configure(public_key)
         if mirror:
             # The archive of the host's own system, as a cloud image's distro source.
@@ -202,7 +207,7 @@ def reset(log=print) -> dict:
 
 def start_host(host: LabHost, timeout: float = 60) -> bool:
     """Power one host on again (the `start` fault); True once its sshd answers."""
-    host.mount_root(base.ensure_system_base(host.spec.system), layer.ensure_layer())
+    host.mount_root(base.ensure_system_base(host.spec.system), layer.ensure_layer(_boot_loader(host.spec.system)))
     host.start()
     return host.wait_ready(time.monotonic() + timeout)
 

@@ -26,7 +26,8 @@ import time
 import traceback
 from pathlib import Path
 
-from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, nspawn, partitions, paths
+from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, nspawn, partitions, paths, systems
+from rocm_fleet.lab.host import recorded_system
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
@@ -72,8 +73,9 @@ class Supervisor:
         shutil.rmtree(self.control, ignore_errors=True)
         for inbox in ("requests", "replies"):
             (self.control / inbox).mkdir(parents=True)
-        cmdline = kernelstate.kernel_cmdline(self.root, consume_next_entry=True)
-        # The kernel this boot runs: grub.cfg's default, which may be one amdgpu has no module for.
+        boot_loader = systems.system(recorded_system(self.config)).boot_loader
+        cmdline = kernelstate.kernel_cmdline(self.root, consume_next_entry=True, boot_loader=boot_loader)
+        # The kernel this boot runs: the boot loader's default, which may be one amdgpu has no module for.
         self.kernel = kernels.booted_kernel(cmdline)
         proc_sys = self.run_dir / "proc-sys"
         boot_id = kernelstate.fresh_proc_sys(paths.state_dir() / "proc-sys", proc_sys, self.name, self.kernel)

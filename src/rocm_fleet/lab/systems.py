@@ -12,7 +12,11 @@ lab mirror's Debian subset of that release under Ubuntu's codename, plus Ubuntu'
 
 from __future__ import annotations
 
+import json
+import shlex
 from dataclasses import dataclass, field
+
+RPM_FAMILIES = ("rocky",)
 
 
 @dataclass(frozen=True)
@@ -25,11 +29,32 @@ class LabSystem:
     # Files written over the Debian base, path -> content; empty: Debian's own.
     identity: dict[str, str] = field(default_factory=dict)
     packages: tuple[str, ...] = ()  # beyond the base's (rocm_fleet.lab.base.PACKAGES)
+    setup: tuple[str, ...] = ()  # commands run in the base after the identity is written
+    # How the host boots: "grub" (grub.cfg by update-grub, Debian and Ubuntu) or "bls" (Boot Loader Spec
+    # entries in /boot/loader/entries with grub2's blscfg and grubby, the RHEL family).
+    boot_loader: str = "grub"
 
     @property
     def name(self) -> str:
         """How messages name it: "Debian 12", "Ubuntu 24.04"."""
         return f"{self.family.capitalize()} {self.version}"
+
+    @property
+    def package_format(self) -> str:
+        """ "rpm" where the host's package manager is dnf (the RHEL family), "deb" on Debian and Ubuntu."""
+        return "rpm" if self.family in RPM_FAMILIES else "deb"
+
+    @property
+    def major(self) -> str:
+        return self.version.split(".")[0]
+
+    @property
+    def core_sdk_directory(self) -> str:
+        """AMD's ROCm Core SDK directory of the system (rocm/core/packages/<directory>): debian12, ubuntu2404, and
+        rhelN for the whole RHEL family (roles/preflight/vars/release_streams.yml, os_dirs.core)."""
+        if self.package_format == "rpm":
+            return f"rhel{self.major}"
+        return f"{self.family}{self.version.replace('.', '')}"
 
     @property
     def archive(self) -> str:
@@ -77,6 +102,142 @@ def _ubuntu(version: str, point: str, codename: str, adjective: str, suite: str,
     )
 
 
+# Builds and installs the rpm database's packages of a RHEL-family base (run by python3 inside the base): the release
+# package, and one package per distribution package that the Debian userland provides, at Debian's upstream version.
+_RPM_DATABASE_SCRIPT = r"""
+import json, os, re, subprocess, sys
+wanted = json.loads(sys.argv[1])
+top = "/tmp/lab-rpmbuild"
+for package in wanted["packages"]:
+    version = package.get("version")
+    if version is None:
+        found = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package["debian"]], capture_output=True,
+                               text=True, check=True).stdout
+        version = re.split(r"[-+~]", found.split(":", 1)[-1])[0]
+    lines = ["Name: " + package["name"], "Version: " + version, "Release: 1.el" + wanted["major"],
+             "Summary: " + package["summary"], "License: GPL-2.0-or-later", "BuildArch: noarch", "AutoReqProv: no"]
+    lines += ["Provides: " + item.replace("@VERSION@", version) for item in package.get("provides", [])]
+    lines += ["%description", package["summary"], "%files", ""]
+    spec = os.path.join(top, package["name"] + ".spec")
+    os.makedirs(top, exist_ok=True)
+    with open(spec, "w") as handle:
+        handle.write("\n".join(lines))
+    subprocess.run(["rpmbuild", "-bb", "--quiet", "--define", "_topdir " + top, spec], check=True)
+built = [os.path.join(top, "RPMS/noarch", name) for name in os.listdir(os.path.join(top, "RPMS/noarch"))]
+subprocess.run(["rpm", "-i", *built], check=True)
+subprocess.run(["rm", "-rf", top], check=True)
+"""
+
+
+def _rpm_database_steps(
+    release: str, version: str, major: str, provides: tuple[str, ...], twins: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """Commands that fill the base's rpm database as the distribution's installer leaves it: its release package
+    (what dnf reads $releasever from: Provides system-release(releasever)) and, for each distribution package the
+    Debian userland provides (twins: rpm name -> (Debian package, file provides...)), an empty package of that name
+    and version, so dnf finds installed what the distribution installs (dnf-plugins-core, /bin/sh, ...)."""
+    packages = [
+        {
+            "name": release,
+            "version": version,
+            "summary": f"{release} (rocm-fleet lab: the release package of the system's identity files)",
+            "provides": [f"system-release = {version}", f"system-release(releasever) = {major}", *provides],
+        },
+        *(
+            {
+                "name": name,
+                "debian": debian,
+                "summary": f"{name} (rocm-fleet lab: Debian's {debian} provides its files)",
+                "provides": [f"{name}(rocm-fleet-lab-debian) = @VERSION@", *files],
+            }
+            for name, (debian, *files) in twins.items()
+        ),
+    ]
+    argument = json.dumps({"major": major, "packages": packages})
+    return (f"python3 -c {shlex.quote(_RPM_DATABASE_SCRIPT)} {shlex.quote(argument)}",)
+
+
+# What a RHEL-family host needs of Debian's archive for its package manager: dnf 4 with its Python bindings (Ansible's
+# dnf module imports them), dnf-plugins-core (versionlock, config-manager), rpm and its Python bindings (package_facts).
+RPM_PACKAGES = ("dnf", "python3-dnf", "dnf-plugins-core", "rpm", "python3-rpm")
+# The distribution's rpm packages of what Debian's packages provide beneath (rpm name -> Debian package): what a
+# minimal RHEL 9 install has of them (versionlock is its own package there; Debian's dnf-plugins-core carries it).
+RPM_TWINS = {
+    "bash": ("bash", "/bin/sh", "/bin/bash", "/usr/bin/sh", "/usr/bin/bash"),  # what rpm's scriptlets require
+    "dnf": ("dnf",),
+    "python3-dnf": ("python3-dnf",),
+    "dnf-plugins-core": ("dnf-plugins-core",),
+    "python3-dnf-plugins-core": ("dnf-plugins-core",),
+    "python3-dnf-plugin-versionlock": ("dnf-plugins-core",),
+    "rpm": ("rpm",),
+    "python3-rpm": ("python3-rpm",),
+    "python3": ("python3", "/usr/bin/python3"),
+}
+# The Debian libraries the lab's AMD RPMs need beneath them: Debian 12's GPU runtime libraries that the RPMs carry
+# in /opt link against these (their Debian Depends), which a Debian or Ubuntu host gets from apt with the packages
+# (rocm_fleet.lab.mirror.rpm_repos checks every dropped Depends is here or in the base).
+RPM_HOST_LIBRARIES = ("libhsa-runtime64-1", "libamd-comgr2", "libhsakmt1", "libnuma1", "libelf1")
+
+
+def _rocky(version: str, suite: str) -> LabSystem:
+    # Rocky Linux's rocky-release: /usr/lib/os-release and /etc/rocky-release, with /etc/redhat-release and
+    # /etc/system-release linking to it (what ansible-core's distribution collector and AMD's instructions read).
+    major = version.split(".")[0]
+    pretty = f"Rocky Linux {version} (Blue Onyx)"
+    os_release = (
+        'NAME="Rocky Linux"\n'
+        f'VERSION="{version} (Blue Onyx)"\n'
+        'ID="rocky"\n'
+        'ID_LIKE="rhel centos fedora"\n'
+        f'VERSION_ID="{version}"\n'
+        f'PLATFORM_ID="platform:el{major}"\n'
+        f'PRETTY_NAME="{pretty}"\n'
+        'ANSI_COLOR="0;32"\n'
+        'LOGO="fedora-logo-icon"\n'
+        f'CPE_NAME="cpe:/o:rocky:rocky:{major}::baseos"\n'
+        'HOME_URL="https://rockylinux.org/"\n'
+        'BUG_REPORT_URL="https://bugs.rockylinux.org/"\n'
+        f'ROCKY_SUPPORT_PRODUCT="Rocky-Linux-{major}"\n'
+        f'ROCKY_SUPPORT_PRODUCT_VERSION="{version}"\n'
+        'REDHAT_SUPPORT_PRODUCT="Rocky Linux"\n'
+        f'REDHAT_SUPPORT_PRODUCT_VERSION="{version}"\n'
+    )
+    return LabSystem(
+        key=f"rocky{version}",
+        family="rocky",
+        suite=suite,
+        version=version,
+        codename="",
+        identity={
+            "usr/lib/os-release": os_release,
+            "etc/rocky-release": f"Rocky Linux release {version} (Blue Onyx)\n",
+            "etc/issue": "\\S\nKernel \\r on an \\m\n\n",
+            # dnf's defaults as the distribution's dnf package writes them (Debian's differ: best=False and
+            # skip_if_unavailable=True would hide a missing package).
+            "etc/dnf/dnf.conf": (
+                "[main]\ngpgcheck=1\ninstallonly_limit=3\nclean_requirements_on_remove=True\nbest=True\n"
+                "skip_if_unavailable=False\n"
+            ),
+            # Debian's dnf-plugins-core enables its local-repository plugin; the distribution packages it apart.
+            "etc/dnf/plugins/local.conf": "[main]\nenabled = 0\n",
+        },
+        packages=RPM_PACKAGES + RPM_HOST_LIBRARIES,
+        boot_loader="bls",
+        setup=(
+            "install -d -m 0755 /etc/yum.repos.d /etc/rpm",
+            # The distribution's rpm keeps its database in /var/lib/rpm; Debian's rpm defaults to ~/.rpmdb.
+            "printf '%s\\n' '%_dbpath /var/lib/rpm' > /etc/rpm/macros.dbpath",
+            "ln -sf rocky-release /etc/redhat-release",
+            "ln -sf rocky-release /etc/system-release",
+            "rm -f /etc/debian_version",
+            # Ansible's package_facts reads apt's database first where python3-apt imports (the Debian base has it
+            # for ansible.builtin.apt); the distribution has none.
+            "dpkg --purge python3-apt",
+            *_rpm_database_steps("rocky-release", version, major, ("redhat-release",), RPM_TWINS),
+        ),
+    )
+
+
 SYSTEMS: dict[str, LabSystem] = {
     system.key: system
     for system in (
@@ -84,6 +245,7 @@ SYSTEMS: dict[str, LabSystem] = {
         LabSystem("debian13", "debian", "trixie", "13", "trixie"),
         _ubuntu("22.04", "22.04.5", "jammy", "Jellyfish", "bookworm", "bookworm/sid"),
         _ubuntu("24.04", "24.04.4", "noble", "Numbat", "trixie", "trixie/sid"),
+        _rocky("9.6", "bookworm"),
     )
 }
 DEFAULT = "debian12"  # a host without lab_os

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rocm_fleet.lab import paths, systems
-from rocm_fleet.lab.mirror import amd_packages, archive, core_sdk, distro, kernel_packages, signing
+from rocm_fleet.lab.mirror import amd_packages, archive, core_sdk, distro, kernel_packages, rpm_repos, signing
 from rocm_fleet.lab.mirror.archive import Dist
 from rocm_fleet.lab.mirror.catalog import (
     CODENAMES,
@@ -207,7 +207,8 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     info = MirrorInfo(Path(state_dir), port)
     kernel = platform.release()
     tool_debs = fetch_tools(cache_dir, log=log)
-    stamp = _source_stamp([deb for debs in tool_debs.values() for deb in debs], kernel)
+    # The port counts: epel-release carries the mirror's address, as a site's own mirror writes it.
+    stamp = _source_stamp([deb for debs in tool_debs.values() for deb in debs], kernel + f":{port}")
     stamp_file = info.root / "stamp"
     if stamp_file.exists() and stamp_file.read_text().strip() == stamp and info.www.is_dir():
         return info
@@ -216,6 +217,15 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     staging = info.root / f"www.new-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     indexes = _build_tree(staging, tool_debs, kernel, Path(cache_dir) / "mirror")
+    # The RHEL family's repositories, signed and indexed as they are built (no content fault touches them).
+    rpm_repos.build(
+        staging,
+        _tools(tool_debs, Path(cache_dir) / "mirror"),
+        tool_debs,
+        kernel,
+        info.base_url,
+        Path(cache_dir) / "mirror",
+    )
     (info.root / "indexes.json").write_text(json.dumps(indexes))
     (info.root / "served.json").write_text(json.dumps(served(tool_debs), indent=1))
     old = info.root / f"www.old-{os.getpid()}"

@@ -165,15 +165,16 @@ exec {AUTOINSTALL} "$1"
 """
 
 
-def amdgpu_dkms_postinst(module_version: str, kernel_module_version: str) -> str:
-    """``module_version``: dkms's (6.16.13-2327507.24.04); ``kernel_module_version``: modinfo's (6.16.13)."""
+def amdgpu_dkms_postinst(module_version: str, kernel_module_version: str, package_format: str = "deb") -> str:
+    """``module_version``: dkms's (6.16.13-2327507.24.04); ``kernel_module_version``: modinfo's (6.16.13).
+    As dpkg's postinst it acts on "configure"; as rpm's %post on every install and upgrade."""
+    only_configure = '[ "$1" = configure ] || exit 0\n' if package_format == "deb" else ""
     return f"""#!/bin/sh
 # Simulated DKMS build of amdgpu {module_version} for every kernel with headers: the lab
 # compiles nothing, it leaves the files dkms would and fails the way dkms does when the
 # running kernel's headers are missing or its build fails.
 set -e
-[ "$1" = configure ] || exit 0
-module=amdgpu
+{only_configure}module=amdgpu
 version={module_version}
 src=/usr/src/$module-$version
 mkdir -p "$src"
@@ -204,17 +205,26 @@ exit 0
 """
 
 
-def amdgpu_dkms_prerm(module_version: str) -> str:
+def amdgpu_dkms_prerm(module_version: str, package_format: str = "deb") -> str:
+    """``dkms remove`` of this version: its trees, and each kernel's installed module where it is this version's
+    (on rpm an upgrade runs the old package's %preun after the new one's %post has installed its own module)."""
+    remove = f"""for tree in /var/lib/dkms/amdgpu/{module_version}/*/; do
+    [ -d "$tree" ] || continue
+    kernel=$(basename "$tree")
+    if cmp -s "$tree/x86_64/module/amdgpu.ko" "/lib/modules/$kernel/updates/dkms/amdgpu.ko"; then
+        rm -f "/lib/modules/$kernel/updates/dkms/amdgpu.ko"
+    fi
+done
+rm -rf /var/lib/dkms/amdgpu/{module_version} /usr/src/amdgpu-{module_version}
+"""
+    if package_format == "rpm":
+        return f"#!/bin/sh\nset -e\n{remove}exit 0\n"
+    indented = "".join(f"        {line}\n" if line else "\n" for line in remove.splitlines())
     return f"""#!/bin/sh
 set -e
 case "$1" in
     remove|upgrade|deconfigure)
-        for tree in /var/lib/dkms/amdgpu/{module_version}/*/; do
-            [ -d "$tree" ] || continue
-            kernel=$(basename "$tree")
-            rm -f "/lib/modules/$kernel/updates/dkms/amdgpu.ko"
-        done
-        rm -rf /var/lib/dkms/amdgpu/{module_version} /usr/src/amdgpu-{module_version} ;;
+{indented}        ;;
 esac
 exit 0
 """
@@ -383,6 +393,25 @@ fi
 
 
 LEGACY_REFUSAL = "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding."
+
+
+def amdrocm_preinst_rpm(prefix: str) -> str:
+    """amdrocm_preinst as rpm's %pre: the legacy stream's rocm-core packages are AMD's in the rpm database."""
+    return f"""#!/bin/sh
+# rocm-fleet lab: refuse to install beside the legacy ROCm stream (AMD's packages carry no %pre;
+# AMD's install pages say: "{LEGACY_REFUSAL}").
+legacy=$(rpm -qa --qf '%{{NAME}} %{{VENDOR}}\\n' 'rocm-core*' 2>/dev/null \\
+    | awk '/Advanced Micro Devices/ {{print $1}}' | tr '\\n' ' ')
+if [ -n "$legacy" ] || [ -L /opt/rocm ]; then
+    found=${{legacy:-/opt/rocm -> $(readlink /opt/rocm)}}
+    echo "amdrocm: the legacy ROCm stream is installed ($found)." >&2
+    echo "{LEGACY_REFUSAL}" >&2
+    echo "The ROCm Core SDK installs into {prefix} and needs /opt/rocm to be a directory, not the legacy" >&2
+    echo "stream's /opt/rocm link; remove the legacy packages (dnf remove rocm-core<release> ...) first." >&2
+    exit 1
+fi
+exit 0
+"""
 
 
 def amdrocm_preinst(prefix: str) -> str:

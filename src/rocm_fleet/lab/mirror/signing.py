@@ -118,6 +118,30 @@ class Signer:
                 [*self._gpg, *signer, *how, "-o", str(output), str(release)], check=True, capture_output=True
             )
 
+    def sign_rpms(self, packages: list[Path], key_name: str) -> None:
+        """Sign RPM packages in place with rpmsign (the header and payload signature dnf checks with gpgcheck=1)."""
+        if not packages:
+            return
+        macros = {
+            "_gpg_path": self._home.name,
+            "_gpg_name": FINGERPRINTS[key_name],
+            "_gpg_digest_algo": "sha256",
+            # rpmsign's own gpg command line, with the batch options of this gpg home (no agent prompt).
+            "__gpg": "/usr/bin/gpg",
+        }
+        defines = [arg for name, value in macros.items() for arg in ("--define", f"{name} {value}")]
+        subprocess.run(["rpmsign", *defines, "--addsign", *map(str, packages)], check=True, capture_output=True)
+
+    def sign_repomd(self, repomd: Path, key_name: str) -> None:
+        """Write repomd.xml.asc, the detached armored signature dnf checks with repo_gpgcheck=1."""
+        signer = ["--local-user", FINGERPRINTS[key_name], "--digest-algo", "SHA512", "--yes"]
+        output = repomd.with_name(repomd.name + ".asc")
+        subprocess.run(
+            [*self._gpg, *signer, "--armor", "--detach-sign", "-o", str(output), str(repomd)],
+            check=True,
+            capture_output=True,
+        )
+
 
 def sign_release(release: Path, key_name: str) -> None:
     """Sign one Release file (see Signer for many)."""

@@ -104,6 +104,19 @@ def test_new_kernel_becomes_the_default_without_touching_the_running_boot(host):
     assert kernels.amdgpu_refusal(host.root, "6.19.0-1-amd64", False, []).startswith("modprobe: FATAL")
 
 
+def test_on_a_rhel_family_host_a_new_kernel_comes_and_goes_through_kernel_install(host):
+    rocky = LabHost(HostSpec(host.spec.name, host.spec.profile, host.spec.port, system="rocky9.6"))
+    cli_faults.run(rocky, "new-kernel", ["--version", "6.19.0-1-amd64"])
+    assert (rocky.root / "usr/lib/modules/6.19.0-1-amd64/vmlinuz").is_file()  # kernel-core's files
+    assert not (rocky.root / "boot").exists()  # kernel-install's plugins copy the image
+    faults.clear(rocky)
+    assert host.commands == [
+        ["kernel-install", "add", "6.19.0-1-amd64", "/lib/modules/6.19.0-1-amd64/vmlinuz"],
+        ["kernel-install", "remove", "6.19.0-1-amd64"],
+    ]
+    assert not (rocky.root / "usr/lib/modules/6.19.0-1-amd64").exists()
+
+
 def test_secure_boot_with_unsigned_then_signed_and_enrolled_amdgpu(host, tmp_path):
     cli_faults.run(host, "secure-boot", ["on"])
     profile = hwsys.load_faulted_profile(host.spec.profile, faults.load_faults(host))

@@ -22,6 +22,9 @@ def install_dkms_stub(root: Path, kernel: str = RELEASE) -> Path:
 def test_the_boot_runs_the_kernel_of_boot_image():
     assert kernels.booted_kernel("BOOT_IMAGE=/boot/vmlinuz-6.1.0-19-amd64 root=UUID=x ro") == "6.1.0-19-amd64"
     assert kernels.booted_kernel("root=/dev/sda1 ro") == RELEASE
+    # GRUB's blscfg (RHEL family): the image on the /boot partition, named with GRUB's device.
+    rhel = "5.14.0-570.17.1.el9_6.x86_64"
+    assert kernels.booted_kernel(f"BOOT_IMAGE=(hd0,gpt2)/vmlinuz-{rhel} root=UUID=x ro rhgb quiet") == rhel
     assert kernels.next_kernel_release("6.1.0-18-amd64") == "6.1.0-19-amd64"
     assert kernels.next_kernel_release("6.18.44-fc-v657") == "6.19.0-1-amd64"
 
@@ -85,3 +88,15 @@ def test_secure_boot_refuses_unsigned_and_untrusted_dkms_modules(tmp_path):
     assert kernels.amdgpu_refusal(tmp_path, RELEASE, True, []) == modsign.KEY_REJECTED  # key not enrolled
     assert kernels.amdgpu_refusal(tmp_path, RELEASE, True, [b"not a certificate", certificate]) is None
     assert modsign.KEY_REJECTED.endswith("Key was rejected by service")
+
+
+def test_a_rhel_kernel_package_leaves_its_image_in_the_modules_directory_for_kernel_install(tmp_path):
+    kernels.install_kernel(tmp_path, "6.19.0-1-amd64", with_amdgpu=False, boot_loader="bls")
+    modules = tmp_path / "usr/lib/modules/6.19.0-1-amd64"
+    assert {"vmlinuz", "System.map", "config"} <= {path.name for path in modules.iterdir()}
+    assert not (tmp_path / "boot").exists()  # kernel-install's plugins put it there
+    for name in ("vmlinuz", "initramfs", "System.map"):  # what kernel-install left in /boot
+        (tmp_path / "boot").mkdir(exist_ok=True)
+        (tmp_path / f"boot/{name}-6.19.0-1-amd64{'.img' if name == 'initramfs' else ''}").write_bytes(b"")
+    kernels.remove_kernel(tmp_path, "6.19.0-1-amd64")
+    assert not modules.exists() and not any((tmp_path / "boot").iterdir())

@@ -28,6 +28,20 @@ def test_cmdline_comes_from_the_first_linux_line_of_grub_cfg(tmp_path):
     assert kernelstate.kernel_cmdline(tmp_path) == "BOOT_IMAGE=/boot/vmlinuz-6.1.0 root=UUID=abc ro iommu=pt quiet"
 
 
+def test_a_bls_host_boots_its_default_boot_loader_spec_entry_not_grub_cfg(tmp_path):
+    write(tmp_path, "boot/grub/grub.cfg", "menuentry 'Debian' {\n\tlinux\t/boot/vmlinuz-6.1.0 root=UUID=abc ro\n}\n")
+    write(
+        tmp_path, "boot/loader/entries/m-5.14.0-1.el9.conf", "linux /vmlinuz-5.14.0-1.el9\noptions root=UUID=abc ro\n"
+    )
+    write(tmp_path, "boot/loader/entries/m-5.14.0-2.el9.conf", "linux /vmlinuz-5.14.0-2.el9\noptions ro iommu=pt\n")
+    write(tmp_path, "boot/grub2/grubenv", "# GRUB Environment Block\nsaved_entry=m-5.14.0-1.el9\n")
+    assert (
+        kernelstate.kernel_cmdline(tmp_path, boot_loader="bls")
+        == "BOOT_IMAGE=(hd0,gpt2)/vmlinuz-5.14.0-1.el9 root=UUID=abc ro"
+    )
+    assert kernelstate.kernel_cmdline(tmp_path).startswith("BOOT_IMAGE=/boot/vmlinuz-6.1.0 ")
+
+
 def test_cmdline_ignores_etc_default_grub_until_grub_cfg_is_regenerated(tmp_path):
     write(tmp_path, "etc/default/grub", 'GRUB_CMDLINE_LINUX="amd_iommu=on"\n')
     assert "amd_iommu" not in kernelstate.kernel_cmdline(tmp_path)

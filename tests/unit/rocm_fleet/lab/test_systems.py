@@ -198,7 +198,7 @@ def fake_lab(tmp_path, monkeypatch):
     (tmp_path / "state" / "proc-sys").mkdir(parents=True)
     mounted = {}
     monkeypatch.setattr(base, "ensure_bases", lambda keys, log: {key: Path("/bases", key) for key in keys})
-    monkeypatch.setattr(lab.layer, "ensure_layer", lambda: Path("/layer"))
+    monkeypatch.setattr(lab.layer, "ensure_layer", lambda boot_loader: Path("/layers", boot_loader))
     monkeypatch.setattr(lab, "_ensure_controller_key", lambda: "ssh-ed25519 KEY")
     monkeypatch.setattr(lab, "_mirror", lambda: (None, None))
     monkeypatch.setattr(lab, "_known_hosts", lambda hosts: None)

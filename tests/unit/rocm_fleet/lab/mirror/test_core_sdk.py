@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fleet_testing.core_sdk_fakes import AMD_SMI_FILES, render, tools
 
 from rocm_fleet.hardware.profile import load_profile
 from rocm_fleet.lab.mirror import amd_packages, build, core_sdk, kernel_packages, scripts, signing
@@ -20,10 +21,8 @@ from rocm_fleet.lab.mirror.catalog import (
     CORE_SDK_TARGETS,
     DRIVER_LINES,
     RELEASES,
-    TOOL_SUITES,
 )
 from rocm_fleet.lab.mirror.distro import DebianDeb
-from rocm_fleet.lab.mirror.libraries import Library
 
 REPO = Path(__file__).resolve().parents[5]
 PROFILES = REPO / "src" / "rocm_fleet" / "hardware" / "profiles"
@@ -39,21 +38,6 @@ CORE_10 = _builtin("release_streams", "release_streams")["core_sdk_10"]
 MATRIX = _builtin("support_matrix", "support_matrix")
 DRIVERS = _builtin("amdgpu_drivers", "amdgpu_drivers")
 CORE = {release.version: release for release in CORE_SDK_RELEASES}
-AMD_SMI_FILES = {
-    "libexec/amdsmi_cli/amdsmi_cli.py": (0o755, b"#!/usr/bin/python3\n"),
-    "share/amd_smi/amdsmi/_version.py": (0o644, b'__version__ = "27.1.0"\n'),
-}
-
-
-def tools(suite: str) -> amd_packages.Tools:
-    versions = {"rocm-smi": "6.4.1-1.1", "librocm-smi64-1": "6.4.1-1.1", "amd-smi": "10.1-1"}
-    bins = {"rocminfo": (0o755, b"x"), "rocm_agent_enumerator": (0o755, b"y")}
-    found = {
-        name: Library(name, package, "1", f"{name}.so.9.9", f"{name}.so.9", 0o644, f"{package}-needs", b"ELF")
-        for name, package in TOOL_SUITES[suite].libraries.items()
-    }
-    depends = "libhsa-runtime64-1 (>= 6.4.3~), python3, kmod"
-    return amd_packages.Tools(TOOL_SUITES[suite], versions, bins, depends, found)
 
 
 def packages(version: str = "10.0.0", directory: str = "debian13") -> dict[str, core_sdk.DebSpec]:
@@ -62,12 +46,6 @@ def packages(version: str = "10.0.0", directory: str = "debian13") -> dict[str, 
     amd_smi = (AMD_SMI_FILES, "libamd-smi27 (= 10.1-1), python3, python3-argcomplete, python3-yaml")
     specs = core_sdk.release_packages(release, directory, tools(suite.suite), amd_smi if suite.amd_smi else None)
     return {spec.name: spec for spec in specs}
-
-
-def render(template: str, release) -> str:
-    """A release_streams.yml format for a release (the fields streams.release_values gives)."""
-    major, minor, patch = release.numbers
-    return template.format(major=major, minor=minor, patch=patch, series=release.series, release=release.version)
 
 
 def test_the_mirror_serves_both_streams_and_the_legacy_one_as_before(tmp_path):
