@@ -131,12 +131,15 @@ def rocm_repo_key_texts(keys, installed, fetched):
 
 
 def rocm_registration_object(registration, notify="repo apt sources changed"):
-    """The managed file (managed_state kind file) of one registration of a host's plan, with its content."""
+    """The managed file (managed_state kind file) of one registration of a host's plan, with its content; ``notify``
+    the handler a change runs (none: dnf reads a changed repository file at its next run)."""
     header = "# rocm_fleet.core.repo: %s, as AMD's instructions register it. Changes here are replaced.\n" % (
         registration["name"])
-    return {"kind": "file", "id": "ROCM-REPO-001", "title": "the %s source as AMD registers it" % registration["name"],
-            "path": registration["path"], "content": header + registration["content"], "state": "present",
-            "notify": notify}
+    found = {"kind": "file", "id": "ROCM-REPO-001", "title": "the %s source as AMD registers it" % registration["name"],
+             "path": registration["path"], "content": header + registration["content"], "state": "present"}
+    if notify:
+        found["notify"] = notify
+    return found
 
 
 def rocm_repo_key_object(key, registrations, driver_sources, lab_fingerprints=(), lab=False):
@@ -151,6 +154,17 @@ def rocm_repo_key_object(key, registrations, driver_sources, lab_fingerprints=()
             "sources": sources[0] if sources else driver_sources, "pins_variable": key.get("variable")}
 
 
+def rocm_rpm_key_object(key, lab_fingerprints=(), lab=False):
+    """The managed rpm_key of one key of the plan (rocm_repo_keys): the file its repositories' gpgkey names, its pins
+    as listed (so compliance decides, and refuses a lab key, as preflight does), imported into the rpm database."""
+    listed = key.get("listed")
+    return {"kind": "rpm_key", "id": "ROCM-REPO-002", "key": key["name"],
+            "title": "the rpm repositories are signed by pinned keys only, imported (%s)" % key.get("title"),
+            "path": key["rpm_path"], "fingerprints": [listed] if isinstance(listed, str) else list(listed or []),
+            "lab_fingerprints": list(lab_fingerprints or []), "lab": bool(lab), "pins_variable": key.get("variable"),
+            "pins": list(key.get("pins") or [])}
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -163,5 +177,6 @@ class FilterModule(object):
             "rocm_repo_key_texts": rocm_repo_key_texts,
             "rocm_repo_key_object": rocm_repo_key_object,
             "rocm_registration_object": rocm_registration_object,
+            "rocm_rpm_key_object": rocm_rpm_key_object,
             "rocm_signing_key_current": rocm_signing_key_current,
         }

@@ -17,6 +17,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.access 
     check_group_unlisted,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.apt import check_apt_pin, check_apt_source
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.rpm import check_rpm_key
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.core import CheckError, HostView
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.environment import check_job_environment
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.files import (
@@ -40,6 +41,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.udev im
     check_udev_uaccess,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.system import (
+    check_boot_entries,
     check_device_node,
     check_group_exists,
     check_group_members,
@@ -60,12 +62,14 @@ CHECKERS = {
     "user_exists": check_user_exists,
     "sysctl": check_sysctl,
     "kernel_cmdline": check_kernel_cmdline,
+    "boot_entries": check_boot_entries,
     "module_loaded": check_module_loaded,
     "modprobe_options": check_modprobe_options,
     "device_node": check_device_node,
     "package": check_package,
     "apt_source": check_apt_source,
     "apt_pin": check_apt_pin,
+    "rpm_key": check_rpm_key,
     "job_environment": check_job_environment,
     "device_visibility": check_device_visibility,
     "runtime_libraries": check_runtime_libraries,

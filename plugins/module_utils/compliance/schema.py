@@ -63,6 +63,7 @@ KIND_FIELDS = {
     "user_exists": {"user": _field(STR, REQUIRED), "uid": _field(INT)},
     "sysctl": {"name": _field(STR, REQUIRED), "value": _field(SCALAR, REQUIRED)},
     "kernel_cmdline": {"params": _field(LIST, REQUIRED), "grub_file": _field(STR), "grub_contains": _field(LIST)},
+    "boot_entries": {"params": _field(LIST, REQUIRED), "directory": _field(STR, "/boot/loader/entries")},
     "module_loaded": {
         "name": _field(STR, REQUIRED),
         "loaded": _field(BOOL, True),
@@ -99,6 +100,14 @@ KIND_FIELDS = {
         "lab_fingerprints": _field(LIST, []),
         "lab": _field(BOOL, False),
         # The inventory variable that pins them, which messages name.
+        "pins_variable": _field(STR, "repo_signing_keys"),
+    },
+    # An rpm repository key: the file a .repo's gpgkey names holds pinned keys only, each imported (compliance.rpm).
+    "rpm_key": {
+        "path": _field(STR, REQUIRED),
+        "fingerprints": _field(LIST),
+        "lab_fingerprints": _field(LIST, []),
+        "lab": _field(BOOL, False),
         "pins_variable": _field(STR, "repo_signing_keys"),
     },
     "apt_pin": {
@@ -264,8 +273,9 @@ def _check_rules(kind, expect, fail):
     if kind == "link" and (expect["state"] == "present") != (expect["target"] is not None):
         fail("target", "required for a link that is present" if expect["state"] == "present"
              else "makes no sense with state absent")
-    if kind in ("kernel_cmdline", "group_members") and not expect["params" if kind == "kernel_cmdline" else "members"]:
-        fail("params" if kind == "kernel_cmdline" else "members", "must not be empty")
+    if kind in ("kernel_cmdline", "boot_entries", "group_members") and not expect[
+            "members" if kind == "group_members" else "params"]:
+        fail("members" if kind == "group_members" else "params", "must not be empty")
     if kind == "kernel_cmdline" and expect.get("grub_contains") and not expect.get("grub_file"):
         fail("grub_contains", "needs grub_file")
     if kind == "modprobe_options" and not expect["options"]:

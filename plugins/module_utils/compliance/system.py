@@ -134,6 +134,37 @@ def check_kernel_cmdline(expect, host):
     return failed(actual, message, action="update")
 
 
+BLS_ENTRIES = "/boot/loader/entries"
+
+
+def check_boot_entries(expect, host):
+    """Every Boot Loader Spec entry boots with the parameters: each ``options`` line holds them (what
+    ``grubby --update-kernel=ALL --args`` writes on the RHEL family), so no installed kernel boots without."""
+    directory = expect.get("directory") or BLS_ENTRIES
+    try:
+        names = sorted(name for name in os.listdir(host.path(directory)) if name.endswith(".conf"))
+    except OSError:
+        names = []
+    if not names:
+        return failed({"entries": {}}, "no boot entry in %s" % directory, action="update")
+    lacking = {}
+    for name in names:
+        text = host.read_text("%s/%s" % (directory, name)) or ""
+        words = []
+        for line in text.splitlines():
+            if line.split(None, 1)[:1] == ["options"]:
+                words += split_cmdline(line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else "")
+        active = _active_values(words)
+        missing = [param for param in expect["params"] if not _param_active(param, active)]
+        if missing:
+            lacking[name[: -len(".conf")]] = missing
+    actual = {"entries": names, "missing": lacking}
+    if lacking:
+        details = "; ".join("%s lacks %s" % (entry, " ".join(missing)) for entry, missing in sorted(lacking.items()))
+        return failed(actual, "%s: %s" % (directory, details), action="update")
+    return passed(actual, "all %d boot entries have the %d parameters" % (len(names), len(expect["params"])))
+
+
 def _bool_text(value):
     """sysfs shows bool parameters as Y/N; int parameters as numbers."""
     text = str(value).strip()

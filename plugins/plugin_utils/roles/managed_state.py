@@ -44,9 +44,14 @@ KINDS = {
     "udev_open_rules": (("dirs", "keep"), {"vendor": "0x1002"},
                         lambda o: "no udev rule in %s opens the GPU nodes to every user" % ", ".join(o["dirs"])),
     "kernel_cmdline": (("params",), {}, lambda o: "boot parameters %s" % " ".join(o["params"])),
+    # Every Boot Loader Spec entry's options hold the parameters (grubby edits them; the kernel role applies it).
+    "boot_entries": (("params",), {"directory": "/boot/loader/entries"},
+                     lambda o: "boot parameters %s in every boot entry" % " ".join(o["params"])),
     "package": (("names",), {"version": None}, lambda o: o.get("release") or ", ".join(o["names"])),
     # fingerprints: every key the keyring may hold (the current and the next key during a rotation).
     "signing_key": (("path", "fingerprints", "sources"), FILE_DEFAULTS, lambda o: o["path"]),
+    # rpm: the key file a .repo's gpgkey names, and its keys imported into the rpm database.
+    "rpm_key": (("path", "fingerprints"), FILE_DEFAULTS, lambda o: o["path"]),
     # Checked only (no task applies them): what a job gets, who can open the GPUs, who else is in their groups,
     # which GPUs a job sees, which runtime libraries the loader finds.
     "job_environment": (("scope",), {"users": [], "hsa_overrides": {}, "gfx_targets": []},
@@ -245,6 +250,8 @@ def _checks(obj):
         if obj.get("grub_file"):
             expect["grub_file"] = obj["grub_file"]
         return [("kernel_cmdline", expect, None)]
+    if kind == "boot_entries":
+        return [("boot_entries", {"params": obj["params"], "directory": obj["directory"]}, None)]
     if kind == "package":
         return [("package", {"name": name, "version": obj["version"]}, None) for name in obj["names"]]
     if kind == "job_environment":
@@ -264,5 +271,10 @@ def _checks(obj):
         return [("apt_source", {"path": obj["sources"], "signed_by": obj["path"], "fingerprints": obj["fingerprints"],
                                 "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False),
                                 "pins_variable": obj.get("pins_variable", "repo_signing_keys")},
+                 None)]
+    if kind == "rpm_key":
+        return [("rpm_key", {"path": obj["path"], "fingerprints": obj["fingerprints"],
+                             "lab_fingerprints": obj.get("lab_fingerprints", []), "lab": obj.get("lab", False),
+                             "pins_variable": obj.get("pins_variable", "repo_signing_keys")},
                  None)]
     raise ManagedStateError("%s: no check for kind %s" % (obj["label"], kind))

@@ -12,6 +12,8 @@ host of that OS) and compared with the lines AMD's instructions write. Each expe
 
 from __future__ import annotations
 
+import configparser
+
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.data import preflight_data
 from ansible_collections.rocm_fleet.core.plugins.plugin_utils.decision.preflight import INPUT_KEYS, decide
@@ -67,7 +69,7 @@ def role_variables(role: str, os_name: str, rocm: str, **overrides) -> dict:
 
 
 def apt_sources(os_name: str, rocm: str, **overrides) -> dict[str, str]:
-    """The deb822 files the repo role writes, by path."""
+    """The files the repo role writes, by path (deb822 sources on apt, .repo files on dnf)."""
     variables = role_variables("repo", os_name, rocm, **overrides)
     files = {}
     for obj in render("{{ __repo_objects }}", **variables):
@@ -82,19 +84,27 @@ def deb822(text: str) -> dict[str, str]:
 
 
 def rpm_repositories(os_name: str, rocm: str, task_file: str, **overrides) -> dict[str, str]:
-    """{repository name: baseurl} of the dnf or zypper task file, rendered per loop item."""
+    """{repository id: baseurl}: of the .repo files the repo role writes on dnf (every one with gpgcheck=1), of the
+    zypper task file's loop items on zypper."""
+    if task_file == "dnf":
+        repositories = {}
+        for path, text in apt_sources(os_name, rocm, **overrides).items():
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(text, source=path)
+            for section in parser.sections():
+                assert parser[section]["gpgcheck"] == "1", (path, section)
+                repositories[section] = parser[section]["baseurl"]
+        return repositories
     variables = role_variables("repo", os_name, rocm, **overrides)
-    module = "ansible.builtin.yum_repository" if task_file == "dnf" else "community.general.zypper_repository"
-    url_key = "baseurl" if task_file == "dnf" else "repo"
     repositories = {}
     for task in load_yaml(f"repo/tasks/{task_file}.yml"):
-        if module not in task:
+        if "community.general.zypper_repository" not in task:
             continue
         items = render(task["loop"], **variables) if "loop" in task else [None]
         for item in items:
-            args = render(task[module], item=item, **variables)
+            args = render(task["community.general.zypper_repository"], item=item, **variables)
             if args["state"] == "present":
-                repositories[args["name"]] = args[url_key]
+                repositories[args["name"]] = args["repo"]
     return repositories
 
 
@@ -180,9 +190,6 @@ def test_apt_sources_are_amds_lines(os_name, rocm, suite, rocm_uris, amdgpu_uri)
 )
 def test_dnf_repositories_are_amds(os_name, rocm, expected):
     assert rpm_repositories(os_name, rocm, "dnf") == expected
-    for task in load_yaml("repo/tasks/dnf.yml"):
-        if "ansible.builtin.yum_repository" in task:
-            assert task["ansible.builtin.yum_repository"]["gpgcheck"] is True
     # RIL's rocm.repo and AGD's amdgpu.repo: priority=50 (the stream's, and repo_rpm_priority's for the driver).
     variables = role_variables("repo", os_name, rocm)
     assert [item["priority"] for item in render("{{ __repo_plan.registrations }}", **variables)] == [50]

@@ -324,7 +324,7 @@ def build(
 def install_sources(root, base_url: str, system) -> None:
     """Point a RHEL-family root at the mirror's distribution repositories as the distribution's own repository files
     name them (Rocky 9's rocky.repo and rocky-extras.repo: baseos, appstream, crb disabled, extras), trusting the lab's
-    distribution key, imported into the rpm database as the installer does."""
+    distribution key, imported into the rpm database as the installer does. Once: a root that has them keeps them."""
     import subprocess
     from pathlib import Path
 
@@ -344,6 +344,8 @@ def install_sources(root, base_url: str, system) -> None:
 
     repos = root / "etc/yum.repos.d"
     repos.mkdir(parents=True, exist_ok=True)
+    if (repos / "rocky.repo").exists():
+        return  # written once, as the installer does: the host's own changes (crb enabled) stay
     header = "# The lab's Rocky Linux mirror (rocm-fleet lab; its key is lab-only).\n"
     (repos / "rocky.repo").write_text(
         header

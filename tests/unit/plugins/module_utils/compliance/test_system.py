@@ -195,3 +195,35 @@ def test_live_procfs_sysctl_is_readable():
         value = handle.read().strip()
     result = check_item(Path("/"), "sysctl", item_id="ROCM-TEST-003", name="vm.max_map_count", value=value)
     assert (result["status"], result["message"]) == ("pass", "vm.max_map_count = %s" % value)
+
+
+# Boot Loader Spec entries as RHEL 9's kernel-install (grub2's 20-grub.install) writes them.
+BLS_ENTRY = (
+    "title Rocky Linux ({k}) 9.6 (Blue Onyx)\nversion {k}\nlinux /vmlinuz-{k}\n"
+    "initrd /initramfs-{k}.img $tuned_initrd\n"
+    "options root=UUID=abc ro crashkernel=1G-4G:192M rhgb quiet{extra}\ngrub_users $grub_users\n"
+    "grub_arg --unrestricted\ngrub_class rocky\n"
+)
+
+
+def test_boot_entries_pass_when_every_entry_has_the_parameters(root):
+    for kernel in ("5.14.0-570.12.1.el9_6.x86_64", "5.14.0-570.17.1.el9_6.x86_64"):
+        entry = BLS_ENTRY.format(k=kernel, extra=" iommu=pt amd_iommu=on")
+        write(root, f"/boot/loader/entries/abc-{kernel}.conf", entry)
+    result = check(root, "boot_entries", params=["iommu=pt", "amd_iommu=on"])
+    assert result["status"] == "pass", result["message"]
+
+
+def test_boot_entries_name_each_entry_and_what_it_lacks(root):
+    write(root, "/boot/loader/entries/abc-5.14.0-570.12.1.el9_6.x86_64.conf",
+          BLS_ENTRY.format(k="5.14.0-570.12.1.el9_6.x86_64", extra=" iommu=pt amd_iommu=off"))
+    write(root, "/boot/loader/entries/abc-5.14.0-570.17.1.el9_6.x86_64.conf",
+          BLS_ENTRY.format(k="5.14.0-570.17.1.el9_6.x86_64", extra=" iommu=pt amd_iommu=on"))
+    result = check(root, "boot_entries", params=["iommu=pt", "amd_iommu=on"])
+    assert (result["status"], result["action"]) == ("fail", "update")
+    assert result["message"] == "/boot/loader/entries: abc-5.14.0-570.12.1.el9_6.x86_64 lacks amd_iommu=on"
+
+
+def test_boot_entries_without_any_entry_fail(root):
+    result = check(root, "boot_entries", params=["iommu=pt"])
+    assert result["status"] == "fail" and "no boot entry in /boot/loader/entries" in result["message"]
