@@ -28,7 +28,7 @@ SCENARIOS = {
     "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-HEALTH-002"}),
     # On the ROCm Core SDK: the key of its repository gone, so apt can no longer check what it installs from it.
     "mi300x-02": (["rm /etc/apt/keyrings/amdrocm.asc"], [], {"ROCM-REPO-002"}),
-    # Left as site.yml converged it (ROCm 10.1.0 on Debian 13): nothing found, nothing to change.
+    # Left as site.yml converged it (ROCm 10.1.0 on Rocky Linux 9.6): nothing found, nothing to change.
     "mi300x-03": ([], [], set()),
     "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [], {"ROCM-SYSCTL-001"}),
     # As an admin would: the drop-in loses iommu=pt and grub.cfg is regenerated; active until the next boot.

@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 RULES = "/etc/udev/rules.d/70-rocm-fleet-gpu.rules"
 UACCESS = "/etc/udev/rules.d/70-uaccess.rules"
 # host -> [(a command run as root, the check it must fail, the change drift and --check must name)]. Every kind
-# of break on two hosts, one per Debian release: --check and the repair run on those two alone, and drift on all
-# hosts shows that nothing else is flagged.
+# of break on three hosts (Debian 12, Debian 13, Rocky Linux 9.6): --check and the repair run on those alone, and
+# drift on all hosts shows that nothing else is flagged.
 BREAKS = {
     "mi300x-01": [
         ("chmod 0600 /etc/profile.d/rocm.sh", "ROCM-ENV-001", "environment: /etc/profile.d/rocm.sh"),
@@ -47,6 +47,13 @@ BREAKS = {
     "mi300x-03": [
         # A ROCm Core SDK host (10.1.0): /opt/rocm/bin straight at the release's bin, past update-alternatives.
         ('ln -sfn "$(readlink -f /opt/rocm/bin)" /opt/rocm/bin', "ROCM-PKG-001", "packages: /opt/rocm/bin"),
+        # The RHEL family (Rocky Linux 9.6): AMD's .repo file loosened by hand, the Core SDK's key dropped from the
+        # rpm database (dnf would prompt for it, or refuse), and a kernel's boot entry without iommu=pt.
+        ("echo gpgcheck=0 >> /etc/yum.repos.d/amdrocm-stable.repo", "ROCM-REPO-001",
+         "repo: /etc/yum.repos.d/amdrocm-stable.repo"),
+        ("rpm -e gpg-pubkey-657d9791", "ROCM-REPO-002", "repo: /etc/pki/rpm-gpg/RPM-GPG-KEY-amdrocm"),
+        ("grubby --update-kernel=ALL --remove-args=iommu=pt", "ROCM-BOOT-001",
+         "kernel: boot parameters iommu=pt pci=realloc=off in every boot entry"),
     ],
     "rx7900xtx-01": [
         (f"chown nobody:nogroup {RULES}", "ROCM-ACCESS-003", f"access: {RULES}"),

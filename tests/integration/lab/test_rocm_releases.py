@@ -10,6 +10,7 @@ AGD); "code index id N" is a real apt/dpkg output in a public repository file of
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import shlex
@@ -22,7 +23,8 @@ from fleet_testing.lab_ansible import BIN, LAB_INVENTORY, ansible_env
 from fleet_testing.lab_helpers import REPO
 
 from rocm_fleet.hardware.profile import load_profile
-from rocm_fleet.lab import inventory, paths
+from rocm_fleet.lab import inventory, paths, systems
+from rocm_fleet.lab.mirror.catalog import CORE_SDK_RELEASES
 
 pytestmark = pytest.mark.lab
 
@@ -139,16 +141,34 @@ def read(path):
         return None
 def files(pattern):
     return {os.path.basename(path): read(path) for path in glob.glob(pattern)}
-query = subprocess.run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}|${Package}|${Version}\n"],
-                       capture_output=True, text=True).stdout
+def run(*argv):
+    return subprocess.run(argv, capture_output=True, text=True).stdout if shutil.which(argv[0]) else None
+release = dict(line.split("=", 1) for line in (read("/etc/os-release") or "").splitlines() if "=" in line)
+rpm_host = "rhel" in release.get("ID_LIKE", "").strip('"').split()
+if rpm_host:
+    query = run("rpm", "-qa", "--qf", "%{NAME}|%{EPOCH}|%{VERSION}-%{RELEASE}\n") or ""
+    rows = [line.split("|") for line in query.splitlines()]
+    packages = {name: (version if epoch == "(none)" else epoch + ":" + version) for name, epoch, version in rows}
+    pubkeys = sorted(version for name, epoch, version in rows if name == "gpg-pubkey")
+else:
+    query = run("dpkg-query", "-W", "-f", "${db:Status-Abbrev}|${Package}|${Version}\n")
+    packages = {name: version for status, name, version in (line.split("|") for line in query.splitlines())
+                if status.startswith("ii")}
+    pubkeys = None
 print(json.dumps({
+    "rpm_host": rpm_host,
     "sources": files("/etc/apt/sources.list.d/*"),
     "preferences": files("/etc/apt/preferences.d/*"),
-    "packages": {name: version for status, name, version in (line.split("|") for line in query.splitlines())
-                 if status.startswith("ii")},
+    "repos": files("/etc/yum.repos.d/*"),
+    "dnf_conf": read("/etc/dnf/dnf.conf"),
+    "pubkeys": pubkeys,
+    "default_kernel": (run("sudo", "-n", "/usr/sbin/grubby", "--default-kernel") or "").strip() or None,
+    "cmdline": read("/proc/cmdline"),
+    "packages": packages,
     "opt_rocm": os.path.realpath("/opt/rocm") if os.path.lexists("/opt/rocm") else None,
     "amdgpu": read("/sys/module/amdgpu/version"),
     "keyrings": files("/etc/apt/keyrings/*"),
+    "rpm_keys": files("/etc/pki/rpm-gpg/*"),
     "core": os.path.realpath("/opt/rocm/core") if os.path.lexists("/opt/rocm/core") else None,
     "core_version": read("/opt/rocm/core/.info/version"),
     "rocm_bin": os.path.realpath("/opt/rocm/bin") if os.path.lexists("/opt/rocm/bin") else None,
@@ -319,6 +339,9 @@ def check_core_sdk_hosts(lab, hosts_by_release, release):
     for host in hosts:
         seen = probe(lab, host)
         system = HOSTS[host].system
+        if seen["rpm_host"]:
+            check_core_sdk_rpm_host(seen, host, release)
+            continue
         suite = SUITE[system]
         profile = load_profile(HOSTS[host].profile)
         gpu = bool(profile.gpus)
@@ -374,3 +397,90 @@ def check_core_sdk_hosts(lab, hosts_by_release, release):
         else:
             assert dkms is None, where
         assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where
+
+
+# A RHEL-family host on the Core SDK (inventory/lab's rocky9 group). AMD's 10.0.0 install page registers
+# /etc/yum.repos.d/amdrocm-stable.repo "[amdrocm-stable] ... baseurl=https://stable.repo.amd.com/rocm/core/packages/
+# rhel9/x86_64 ... gpgcheck=1" (code index id 69869114788; release_streams.yml core_sdk_10, os_dirs rhel: 9 -> rhel9)
+# and its amdgpu-install links the driver as amdgpu/31.50; AGD's package-manager-rhel.rst @ 7302d99 writes amdgpu.repo
+# with baseurl amdgpu/<line>/el/<9.x>/main/x86_64/ on RHEL 9 (el/<major> elsewhere), priority=50. AMD's RPM
+# versions: amdgpu-dkms 1:<module>-<build>.el9 (amdgpu_drivers.yml 31.50: rpm "1:7.1.3"; amdgpu-dkms-6.14.14-2226257
+# .el10 in amdgpu/30.10.2/el/10, code index id 67082770872). The kernel packages AMD's RHEL prerequisites install:
+# kernel-headers, kernel-devel and (RHEL 9 and 10) kernel-devel-matched of $(uname -r); kernel-modules-extra.
+CORE_SDK_BUILDS = {release.version: release.build for release in CORE_SDK_RELEASES}  # modelled (catalog.py)
+RPM_KERNEL_PACKAGES = ("kernel-headers", "kernel-devel", "kernel-devel-matched", "kernel-modules-extra")
+# The driver line's newest kernel series (amdgpu_drivers.yml 31.50: kernel max 7.1): the kernel policy excludes
+# every kernel package of a series above it from dnf (dnf.conf's excludepkgs, ROCM-KERN-004).
+DRIVER_KERNEL_MAX = {"31.50": (7, 1)}
+
+
+def ini(text: str) -> dict[str, dict[str, str]]:
+    sections, current = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            current = sections.setdefault(line.strip("[]"), {})
+        elif current is not None and "=" in line:
+            key, _, value = line.partition("=")
+            current[key.strip()] = value.strip()
+    return sections
+
+
+def check_core_sdk_rpm_host(seen: dict, host: str, release: str) -> None:
+    spec = CORE_SDK[release]
+    base = f"http://127.0.0.1:{paths.mirror_port()}"
+    system = systems.system(HOSTS[host].system)
+    profile = load_profile(HOSTS[host].profile)
+    gpu = bool(profile.gpus)
+    where = f"{host} ({system.key}, ROCm {release})"
+    major, version = system.major, system.version
+
+    repos = {name: ini(text or "") for name, text in seen["repos"].items()}
+    assert repos.pop("amdrocm-stable.repo") == {"amdrocm-stable": {
+        "name": f"ROCm {release}", "baseurl": f"{base}/rocm/core/packages/rhel{major}/x86_64", "enabled": "1",
+        "gpgcheck": "1", "gpgkey": "file:///etc/pki/rpm-gpg/RPM-GPG-KEY-amdrocm"}}, where
+    el = version if major == "9" else major
+    amdgpu = repos.pop("amdgpu.repo", None)
+    assert amdgpu == ({"amdgpu": {
+        "name": f"amdgpu {spec.driver_dir}", "baseurl": f"{base}/amdgpu/{spec.driver_dir}/el/{el}/main/x86_64/",
+        "enabled": "1", "gpgcheck": "1", "gpgkey": "file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rocm", "priority": "50"}}
+        if gpu else None), where
+    # AMD's prerequisites (EPEL, CRB) as the repo role enabled them (repo_enable_epel_crb in group_vars/rocky9):
+    # epel-release's epel.repo, and Rocky's own crb enabled (`dnf config-manager --set-enabled crb`).
+    assert repos.pop("epel.repo")["epel"]["enabled"] == "1", where
+    assert repos.pop("rocky.repo")["crb"]["enabled"] == "1", where
+    assert set(repos) == {"rocky-extras.repo"}, f"{where}: repository files nobody wrote: {sorted(repos)}"
+
+    # The keys each .repo names, as pinned, imported into the rpm database (gpg-pubkey-<last 8 of the fingerprint>).
+    assert fingerprints(seen["rpm_keys"]["RPM-GPG-KEY-amdrocm"]) == [PINNED_KEYS["amdrocm"]["fingerprints"]], where
+    imported = {key.split("-")[0] for key in seen["pubkeys"]}
+    assert PINNED_KEYS["amdrocm"]["fingerprints"][-8:].lower() in imported, where
+    assert (PINNED_KEYS["rocm"]["fingerprints"][-8:].lower() in imported) == gpu, where
+
+    packages = seen["packages"]
+    targets = sorted({RUNTIME_TARGET.get(gpu_spec.gfx_target, gpu_spec.gfx_target) for gpu_spec in profile.gpus})
+    for target in targets:
+        wanted = f"{release}-{CORE_SDK_BUILDS[release]}.el{major}"
+        assert packages.get(f"amdrocm{spec.series}-{target}") == wanted, where
+    assert not [name for name in packages if name.startswith("amdrocm") and spec.series not in name], where
+    assert not [name for name in packages if name.startswith("rocm-core")], where
+    kernel_release = seen["default_kernel"].removeprefix("/boot/vmlinuz-")
+    if gpu:
+        assert packages.get("amdgpu-dkms", "").startswith(f"1:{spec.module}-") and packages["amdgpu-dkms"].endswith(
+            f".el{major}"), (where, packages.get("amdgpu-dkms"))
+        assert all(name in packages for name in RPM_KERNEL_PACKAGES), where
+        assert "dkms" in packages, f"{where}: amdgpu-dkms requires EPEL's dkms"
+        # The kernel policy's lock: dnf excludes each kernel package of a series above the driver's, none of the
+        # running kernel's.
+        excludes = ini("[main]\n" + (seen["dnf_conf"] or ""))["main"].get("excludepkgs", "").split()
+        newest = DRIVER_KERNEL_MAX[spec.driver_dir]
+        assert f"kernel-core-{newest[0]}.[{newest[1] + 1}-9].*" in excludes, (where, excludes)
+        assert not any(fnmatch.fnmatch(f"kernel-devel-{kernel_release}", glob) for glob in excludes), where
+    # The boot default: grubby's default kernel is the one running, and it booted with the decided parameters.
+    assert f"vmlinuz-{kernel_release} " in seen["cmdline"], where
+    assert (seen["core"], seen["rocm_bin"], (seen["core_version"] or "").strip()) == (
+        f"/opt/rocm/core-{spec.series}", f"/opt/rocm/core-{spec.series}/bin", release), where
+    assert seen["tools"]["rocm-smi"] is None and seen["tools"]["rocminfo"], where
+    assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where
