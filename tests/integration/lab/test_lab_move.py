@@ -6,7 +6,7 @@ A lab of its own (own state dir, ports and mirror, as the onboarding test's), so
 default instance: three GPU hosts grouped as inventory/lab groups them, with the site's group_vars, each declared
 on 7.2.3 as a site in mid-move declares the hosts it has not moved yet. In name order with upgrade_serial=1:
 move-mi210 (Ubuntu 22.04, the canary: moved, then rolled back), move-mi300x (Debian 12, the second batch) and
-move-rx7900xtx (Debian 13, the third). AMD's 7.14+
+move-rx7900xtx (Rocky Linux 9.6, the third: dnf removes the legacy stream and installs the Core SDK's RPMs). AMD's 7.14+
 instructions: "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding"
 (shared/reference/rocm-core-sdk.md).
 """
@@ -34,7 +34,7 @@ NEW_HOSTS = (
     ("move-mi300x", "mi300x-8", "mi300x_training", {}, "debian12"),
     ("move-rx7900xtx", "rx7900xtx-1", "radeon_workstations",
      {"preflight_expected_class": "rx7900xtx", "preflight_expected_gpu_count": 1,
-      "preflight_accept_unsupported": "{{ lab_accept_lab_kernel }}"}, "debian13"),
+      "preflight_accept_unsupported": "{{ lab_accept_lab_kernel }}"}, "rocky9.6"),
 )
 CANARY, SECOND, THIRD = (host for host, *_ in NEW_HOSTS)
 HOSTS = (CANARY, SECOND, THIRD)
@@ -106,8 +106,11 @@ def default_release(lab: MoveLab, host: str) -> str:
 
 
 def release_packages(lab: MoveLab, host: str) -> list[str]:
-    listing = lab.root(host, "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' 'rocm-core*' 'amdrocm-sysdeps*'"
-                             " 2>/dev/null || true")
+    """The release packages installed, from the host's own package database (rpm on the RHEL family)."""
+    patterns = "'rocm-core*' 'amdrocm-sysdeps*'"
+    rpm = f"rpm -qa --qf 'ii %{{NAME}}\\n' {patterns}"
+    dpkg = f"dpkg-query -W -f='${{db:Status-Abbrev}} ${{Package}}\\n' {patterns} 2>/dev/null || true"
+    listing = lab.root(host, f"if [ -e /etc/redhat-release ]; then {rpm}; else {dpkg}; fi")
     # db:Status-Abbrev: the wanted state (i install, h hold), then the current one (i installed).
     return sorted(line.split()[1] for line in listing.splitlines() if line[1:2] == "i")
 
@@ -220,6 +223,9 @@ def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
     for host in HOSTS:
         assert default_release(lab, host) == "/opt/rocm/core-10.1", host
         assert release_packages(lab, host) == ["amdrocm-sysdeps10.1"], host
+    # The Rocky host moved through dnf to AMD's RHEL 9 directory of the Core SDK, its legacy repository file gone.
+    repos = lab.root(THIRD, "ls /etc/yum.repos.d && cat /etc/yum.repos.d/amdrocm-stable.repo")
+    assert "/rocm/core/packages/rhel9/x86_64" in repos and "rocm.repo" not in repos.split(), repos
     compliant(lab, LIMIT, "-e", ON_TARGET)
 
 

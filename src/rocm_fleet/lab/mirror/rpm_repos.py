@@ -5,7 +5,8 @@ AMD's (signed with the lab's AMD keys, in AMD's layouts):
 * rocm/core/packages/rhel<N>/x86_64: the ROCm Core SDK 10.x, the packages of core_sdk.release_packages made RPMs
   (the dev meta package is amdrocm-core-devel<S> on rpm: roles/preflight/vars/release_streams.yml, AMD's table);
 * amdgpu/<line>/el/<OS version>/main/x86_64 for RHEL 9, el/<major> otherwise: each 31.x line's amdgpu-dkms and
-  amdgpu-dkms-firmware (roles/repo/vars/RedHat.yml gives AMD's source for the directory).
+  amdgpu-dkms-firmware, and the legacy releases' own lines (roles/repo/vars/RedHat.yml gives AMD's source);
+* the legacy stream's rocm/el<N> and graphics trees (rpm_legacy.py).
 
 The distribution's, as a site's own mirror serves them (signed with the lab's distribution key):
 
@@ -129,7 +130,7 @@ def core_sdk_repo(system, tools: dict[str, amd_packages.Tools], amd_smi: dict) -
     return repo
 
 
-def driver_line_repos(system) -> list[RpmRepo]:
+def driver_line_repos(system, drivers=DRIVER_LINES) -> list[RpmRepo]:
     """amdgpu-dkms and its firmware of each 31.x line, as AMD's el trees carry them (versions as
     roles/preflight/vars/amdgpu_drivers.yml records AMD's: amdgpu-dkms 1:<module>-<build>.el9,
     amdgpu-dkms-firmware <line>.0.<tag>-<build>.el9)."""
@@ -138,7 +139,7 @@ def driver_line_repos(system) -> list[RpmRepo]:
     repos = []
     tag = dist_tag(system)
     codename = next(iter(CODENAMES))  # the payload does not depend on it; the versions are rpm's
-    for driver in DRIVER_LINES:
+    for driver in drivers:
         release = f"{driver.build}.{tag}"
         module_version = f"{driver.module_version}-{release}"
         firmware_version = driver.firmware_deb_version(codename).split("-", 1)[0]
@@ -279,13 +280,22 @@ def distro_repos(system, kernel: str, base_url: str) -> list[RpmRepo]:
     ]
 
 
-def all_repos(tools: dict[str, amd_packages.Tools], amd_smi: dict, kernel: str, base_url: str) -> list[RpmRepo]:
+def all_repos(
+    tools: dict[str, amd_packages.Tools], amd_smi: dict, kernel: str, base_url: str, tool_debs: dict
+) -> list[RpmRepo]:
     """Every RPM repository the mirror serves: per RPM system, AMD's and the distribution's (one of each path)."""
+    from rocm_fleet.lab.mirror import rpm_legacy
+
     found: dict[str, RpmRepo] = {}
+    legacy_drivers = list(
+        {release.driver.directory: release.driver for release in rpm_legacy.legacy_releases()}.values()
+    )
     for system in RPM_SYSTEMS.values():
         for repo in [
             core_sdk_repo(system, tools, amd_smi),
             *driver_line_repos(system),
+            *driver_line_repos(system, legacy_drivers),
+            *rpm_legacy.legacy_repos(system, tools, tool_debs),
             *distro_repos(system, kernel, base_url),
         ]:
             found.setdefault(repo.path, repo)
@@ -305,7 +315,7 @@ def build(
         deb = next((d.path for d in debs if d.name == "amd-smi"), None)
         if deb is not None and tools[suite].suite.amd_smi:
             amd_smi[suite] = core_sdk.amd_smi_files(deb, cache)
-    repos = all_repos(tools, amd_smi, kernel, base_url) if RPM_SYSTEMS else []
+    repos = all_repos(tools, amd_smi, kernel, base_url, tool_debs) if RPM_SYSTEMS else []
     jobs = [(repo, spec) for repo in repos for spec in repo.specs]
 
     def one(job):
