@@ -145,6 +145,19 @@ def _bls_default(root, saved):
     return None, "/boot/loader/entries/%s.conf has no linux line" % chosen
 
 
+def bls_entry_id(root, kernel):
+    """The id of ``kernel``'s Boot Loader Spec entry (its file name without .conf, what grubby and grub2-set-default
+    name it by): the entry whose linux line is the kernel's image; None where it has none."""
+    directory = host_path(root, "boot/loader/entries")
+    for name in sorted(listdir(directory)):
+        if not name.endswith(".conf"):
+            continue
+        for line in (_read(root, "boot/loader/entries/%s" % name) or "").splitlines():
+            if line.strip().startswith("linux ") and _kernel_of(line.split()[1]) == kernel:
+                return name[:-5]
+    return None
+
+
 def _version_key(name):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 

@@ -89,6 +89,7 @@ def boot_facts(root="/", module="amdgpu", kernel_max=None, expected_version=None
         if text is not None:
             grub_cfg = "/" + cfg
             break
+    bls = text is None or "blscfg" in text
     default, source = boot.default_kernel(root)
     records = boot.dkms_records(root, module)
     running = running_kernel(root)
@@ -98,7 +99,8 @@ def boot_facts(root="/", module="amdgpu", kernel_max=None, expected_version=None
         check = kernel_check(records, kernel, kernel_max, expected_version, module)
         log_path, tail = (None, None) if check["state"] == PASS else build_log(root, kernel, module)
         kernels[kernel] = {
-            "entry": grub_entry_path(text, kernel),
+            # The RHEL family's grub.cfg only loads blscfg: each kernel's entry is a Boot Loader Spec file.
+            "entry": boot.bls_entry_id(root, kernel) if bls else grub_entry_path(text, kernel),
             "headers": any(os.path.lexists(boot.host_path(root, base, kernel, "build")) for base in boot.MODULE_DIRS),
             "module_state": check["state"],
             "module_reason": check["reason"],

@@ -103,3 +103,29 @@ def test_secure_boot_refusal_and_an_absent_kernel_fail(tmp_path):
     assert refused["state"] == "fail" and "Secure Boot" in refused["reason"]
     assert promotion(facts, NEW, {"status": "skipped", "message": ""})["state"] == "pass"
     assert "not installed" in promotion(facts, "6.9.0-1-generic")["reason"]
+
+
+def bls_host(tmp_path):
+    """A RHEL 9 host: grub2's grub.cfg only loads blscfg; each kernel has its Boot Loader Spec entry."""
+    running, new = "5.14.0-570.12.1.el9_6.x86_64", "5.14.0-570.17.1.el9_6.x86_64"
+    for kernel in (running, new):
+        tree.kernel(tmp_path, kernel, DKMS)
+        tree.link(tmp_path, "/usr/lib/modules/%s/build" % kernel, "/usr/src/kernels/%s" % kernel)
+        tree.write(tmp_path, "/boot/vmlinuz-%s" % kernel, "image\n")
+        tree.write(tmp_path, "/boot/loader/entries/abc-%s.conf" % kernel,
+                   "title Rocky Linux (%s) 9.6\nversion %s\nlinux /vmlinuz-%s\ninitrd /initramfs-%s.img\n"
+                   "options root=UUID=1 ro\n" % (kernel, kernel, kernel, kernel))
+    tree.write(tmp_path, "/boot/grub2/grub.cfg", "set default=\"${saved_entry}\"\ninsmod blscfg\nblscfg\n")
+    tree.write(tmp_path, "/boot/grub2/grubenv", "# GRUB Environment Block\nsaved_entry=abc-%s\n" % running)
+    tree.write(tmp_path, "/proc/sys/kernel/osrelease", running + "\n")
+    return running, new
+
+
+def test_on_the_rhel_family_a_kernel_s_entry_is_its_boot_loader_spec_file(tmp_path):
+    running, new = bls_host(tmp_path)
+    facts = boot_facts(str(tmp_path), kernel_max="6.16", expected_version="6.16.13")
+    assert facts["default"] == running and facts["kernels"][new]["entry"] == "abc-%s" % new
+    verdict = promotion(facts, new)
+    assert verdict["state"] == "pass" and verdict["entry"] == "abc-%s" % new, verdict
+    (tmp_path / ("boot/loader/entries/abc-%s.conf" % new)).unlink()
+    assert "has no boot menu entry" in promotion(boot_facts(str(tmp_path), kernel_max="6.16"), new)["reason"]
