@@ -33,6 +33,13 @@ class LabSystem:
     # How the host boots: "grub" (grub.cfg by update-grub, Debian and Ubuntu) or "bls" (Boot Loader Spec
     # entries in /boot/loader/entries with grub2's blscfg and grubby, the RHEL family).
     boot_loader: str = "grub"
+    release_name: str = ""  # what ansible-core reports as distribution_release where there is no codename
+
+    @property
+    def ansible_release(self) -> str:
+        """ansible_distribution_release: the codename on Debian and Ubuntu, the release name in the RHEL family's
+        /etc/redhat-release ("Rocky Linux release 9.6 (Blue Onyx)")."""
+        return self.codename or self.release_name
 
     @property
     def name(self) -> str:
@@ -223,6 +230,7 @@ def _rocky(version: str, suite: str) -> LabSystem:
         },
         packages=RPM_PACKAGES + RPM_HOST_LIBRARIES,
         boot_loader="bls",
+        release_name="Blue Onyx",
         setup=(
             "install -d -m 0755 /etc/yum.repos.d /etc/rpm",
             # The distribution's rpm keeps its database in /var/lib/rpm; Debian's rpm defaults to ~/.rpmdb.

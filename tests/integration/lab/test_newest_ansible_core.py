@@ -104,7 +104,8 @@ def test_the_newest_release_runs_on_debian_13s_python_and_loads_the_collection_f
 # and running them twice cost this 2-core machine about a minute of CI.
 ANSIBLE_UNIT_TESTS = ["tests/unit/plugins", "tests/unit/roles", "tests/unit/rocm_fleet/drift",
                       "tests/unit/rocm_fleet/test_collection.py", "tests/unit/rocm_fleet/test_hardware_profiles.py",
-                      "tests/unit/rocm_fleet/lab/test_udev_real.py", "tests/unit/meta/test_requires_ansible.py",
+                      "tests/unit/rocm_fleet/lab/test_udev_real.py", "tests/unit/rocm_fleet/lab/test_bls.py",
+                      "tests/unit/meta/test_requires_ansible.py",
                       "tests/unit/fleet_testing"]
 
 
