@@ -6,8 +6,8 @@ A lab of its own (own state dir, ports and mirror, as the onboarding test's), so
 default instance: three GPU hosts grouped as inventory/lab groups them, with the site's group_vars, each declared
 on 7.2.3 as a site in mid-move declares the hosts it has not moved yet. In name order with upgrade_serial=1:
 move-mi210 (Ubuntu 22.04, the canary: moved, then rolled back), move-mi300x (Debian 12, the second batch) and
-move-rx7900xtx (Rocky Linux 9.6, the third: dnf removes the legacy stream and installs the Core SDK's RPMs). AMD's 7.14+
-instructions: "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding"
+move-mi300x-rocky (Rocky Linux 9.6, the third: dnf removes the legacy stream and installs the Core SDK's RPMs).
+AMD's 7.14+ instructions: "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding"
 (shared/reference/rocm-core-sdk.md).
 """
 
@@ -32,11 +32,10 @@ LEGACY, TARGET = "7.2.3", "10.1.0"
 NEW_HOSTS = (
     ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "ubuntu22.04"),
     ("move-mi300x", "mi300x-8", "mi300x_training", {}, "debian12"),
-    ("move-rx7900xtx", "rx7900xtx-1", "radeon_workstations",
-     {"preflight_expected_class": "rx7900xtx", "preflight_expected_gpu_count": 1,
-      "preflight_accept_unsupported": "{{ lab_accept_lab_kernel }}"}, "rocky9.6"),
+    ("move-mi300x-rocky", "mi300x-8", "mi300x_training", {}, "rocky9.6"),
 )
 CANARY, SECOND, THIRD = (host for host, *_ in NEW_HOSTS)
+SITE_OS_GROUPS = {"rocky9.6": "rocky9"}
 HOSTS = (CANARY, SECOND, THIRD)
 LIMIT = ",".join(HOSTS)
 # A site's hold on its running ROCm (apt-mark hold, as sites keep unattended upgrades off it): apt refuses to remove
@@ -56,6 +55,10 @@ def write_inventory(directory: Path) -> dict[str, int]:
             "lab_profile": profile, "ansible_port": ports[host], "lab_os": system,
             "preflight_rocm_version": LEGACY, **host_vars}
     hosts = {"all": {"children": {"gpu_servers": {"children": groups}}}}
+    # inventory/lab's OS groups whose group_vars a host of that system takes (rocky9: repo_enable_epel_crb).
+    for host, *_, system in NEW_HOSTS:
+        if system in SITE_OS_GROUPS:
+            hosts["all"]["children"].setdefault(SITE_OS_GROUPS[system], {"hosts": {}})["hosts"][host] = None
     (directory / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
     link_site_group_vars(directory, MIRROR_PORT)
     return ports
