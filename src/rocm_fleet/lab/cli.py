@@ -106,13 +106,13 @@ def _status(args) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(
-        f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<13} {'DEBIAN':<6} {'AMDGPU':<6} {'PID':>7}  "
+        f"{'HOST':<14} {'STATE':<8} {'PORT':>5}  {'PROFILE':<17} {'OS':<11} {'AMDGPU':<6} {'PID':>7}  "
         f"{'BOOT_ID':<36}  SYSTEMD"
     )
     for row in rows:
         amdgpu = {True: "loaded", False: "no", None: "-"}[row["amdgpu"]]
         print(
-            f"{row['host']:<14} {row['state']:<8} {row['port']:>5}  {row['profile']:<13} {row['debian']:<6} "
+            f"{row['host']:<14} {row['state']:<8} {row['port']:>5}  {row['profile']:<17} {row['system']:<11} "
             f"{amdgpu:<6} {row['pid'] or '-':>7}  {row['boot_id'] or '-':<36}  {row['systemd'] or '-'}"
         )
     return 0

@@ -16,13 +16,13 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-RPM_FAMILIES = ("rocky",)
+RPM_FAMILIES = ("rocky", "rhel")
 
 
 @dataclass(frozen=True)
 class LabSystem:
     key: str  # lab_os in inventory/lab
-    family: str  # debian, ubuntu
+    family: str  # debian, ubuntu, rocky, rhel
     suite: str  # the Debian suite of the userland underneath
     version: str  # VERSION_ID
     codename: str  # VERSION_CODENAME: what apt sources name
@@ -43,8 +43,8 @@ class LabSystem:
 
     @property
     def name(self) -> str:
-        """How messages name it: "Debian 12", "Ubuntu 24.04"."""
-        return f"{self.family.capitalize()} {self.version}"
+        """How messages name it: "Debian 12", "Ubuntu 24.04", "RHEL 10.0"."""
+        return f"{'RHEL' if self.family == 'rhel' else self.family.capitalize()} {self.version}"
 
     @property
     def package_format(self) -> str:
@@ -182,13 +182,58 @@ RPM_TWINS = {
 }
 # The Debian libraries the lab's AMD RPMs need beneath them: Debian 12's GPU runtime libraries that the RPMs carry
 # in /opt link against these (their Debian Depends), which a Debian or Ubuntu host gets from apt with the packages
-# (rocm_fleet.lab.mirror.rpm_repos checks every dropped Depends is here or in the base).
+# (rocm_fleet.lab.mirror.rpm_amd checks every dropped Depends is here or in the base).
 RPM_HOST_LIBRARIES = ("libhsa-runtime64-1", "libamd-comgr2", "libhsakmt1", "libnuma1", "libelf1")
 
 
+def _rpm_system(
+    key: str, family: str, version: str, suite: str, release: str, release_name: str, os_release: str, issue: str
+) -> LabSystem:
+    """A RHEL-family system: its release package's files (/usr/lib/os-release and /etc/<release>, with
+    /etc/redhat-release and /etc/system-release linking to it: what ansible-core's distribution collector and AMD's
+    instructions read), the distribution's dnf defaults, and an rpm database as its installer leaves it."""
+    major = version.split(".")[0]
+    links = [f"ln -sf {release} /etc/{name}" for name in ("redhat-release", "system-release") if name != release]
+    return LabSystem(
+        key=key,
+        family=family,
+        suite=suite,
+        version=version,
+        codename="",
+        identity={
+            "usr/lib/os-release": os_release,
+            f"etc/{release}": issue,
+            "etc/issue": "\\S\nKernel \\r on an \\m\n\n",
+            # dnf's defaults as the distribution's dnf package writes them (Debian's differ: best=False and
+            # skip_if_unavailable=True would hide a missing package).
+            "etc/dnf/dnf.conf": (
+                "[main]\ngpgcheck=1\ninstallonly_limit=3\nclean_requirements_on_remove=True\nbest=True\n"
+                "skip_if_unavailable=False\n"
+            ),
+            # Debian's dnf-plugins-core enables its local-repository plugin; the distribution packages it apart.
+            "etc/dnf/plugins/local.conf": "[main]\nenabled = 0\n",
+        },
+        packages=RPM_PACKAGES + RPM_HOST_LIBRARIES,
+        boot_loader="bls",
+        release_name=release_name,
+        setup=(
+            "install -d -m 0755 /etc/yum.repos.d /etc/rpm",
+            # The distribution's rpm keeps its database in /var/lib/rpm; Debian's rpm defaults to ~/.rpmdb.
+            "printf '%s\\n' '%_dbpath /var/lib/rpm' > /etc/rpm/macros.dbpath",
+            *links,
+            "rm -f /etc/debian_version",
+            # Ansible's package_facts reads apt's database first where python3-apt imports (the Debian base has it
+            # for ansible.builtin.apt); the distribution has none.
+            "dpkg --purge python3-apt",
+            *_rpm_database_steps(
+                release, version, major, () if release == "redhat-release" else ("redhat-release",), RPM_TWINS
+            ),
+        ),
+    )
+
+
 def _rocky(version: str, suite: str) -> LabSystem:
-    # Rocky Linux's rocky-release: /usr/lib/os-release and /etc/rocky-release, with /etc/redhat-release and
-    # /etc/system-release linking to it (what ansible-core's distribution collector and AMD's instructions read).
+    # Rocky Linux's rocky-release (Rocky Linux 9.6's /usr/lib/os-release).
     major = version.split(".")[0]
     pretty = f"Rocky Linux {version} (Blue Onyx)"
     os_release = (
@@ -209,41 +254,36 @@ def _rocky(version: str, suite: str) -> LabSystem:
         'REDHAT_SUPPORT_PRODUCT="Rocky Linux"\n'
         f'REDHAT_SUPPORT_PRODUCT_VERSION="{version}"\n'
     )
-    return LabSystem(
-        key=f"rocky{version}",
-        family="rocky",
-        suite=suite,
-        version=version,
-        codename="",
-        identity={
-            "usr/lib/os-release": os_release,
-            "etc/rocky-release": f"Rocky Linux release {version} (Blue Onyx)\n",
-            "etc/issue": "\\S\nKernel \\r on an \\m\n\n",
-            # dnf's defaults as the distribution's dnf package writes them (Debian's differ: best=False and
-            # skip_if_unavailable=True would hide a missing package).
-            "etc/dnf/dnf.conf": (
-                "[main]\ngpgcheck=1\ninstallonly_limit=3\nclean_requirements_on_remove=True\nbest=True\n"
-                "skip_if_unavailable=False\n"
-            ),
-            # Debian's dnf-plugins-core enables its local-repository plugin; the distribution packages it apart.
-            "etc/dnf/plugins/local.conf": "[main]\nenabled = 0\n",
-        },
-        packages=RPM_PACKAGES + RPM_HOST_LIBRARIES,
-        boot_loader="bls",
-        release_name="Blue Onyx",
-        setup=(
-            "install -d -m 0755 /etc/yum.repos.d /etc/rpm",
-            # The distribution's rpm keeps its database in /var/lib/rpm; Debian's rpm defaults to ~/.rpmdb.
-            "printf '%s\\n' '%_dbpath /var/lib/rpm' > /etc/rpm/macros.dbpath",
-            "ln -sf rocky-release /etc/redhat-release",
-            "ln -sf rocky-release /etc/system-release",
-            "rm -f /etc/debian_version",
-            # Ansible's package_facts reads apt's database first where python3-apt imports (the Debian base has it
-            # for ansible.builtin.apt); the distribution has none.
-            "dpkg --purge python3-apt",
-            *_rpm_database_steps("rocky-release", version, major, ("redhat-release",), RPM_TWINS),
-        ),
+    release = f"Rocky Linux release {version} (Blue Onyx)\n"
+    return _rpm_system(f"rocky{version}", "rocky", version, suite, "rocky-release", "Blue Onyx", os_release, release)
+
+
+def _rhel(version: str, suite: str) -> LabSystem:
+    # Red Hat Enterprise Linux's redhat-release (RHEL 10.0 "Coughlan": its /usr/lib/os-release and
+    # /etc/redhat-release; /etc/system-release links to it).
+    major = version.split(".")[0]
+    os_release = (
+        'NAME="Red Hat Enterprise Linux"\n'
+        f'VERSION="{version} (Coughlan)"\n'
+        'ID="rhel"\n'
+        'ID_LIKE="centos fedora"\n'
+        f'VERSION_ID="{version}"\n'
+        f'PLATFORM_ID="platform:el{major}"\n'
+        f'PRETTY_NAME="Red Hat Enterprise Linux {version} (Coughlan)"\n'
+        'ANSI_COLOR="0;31"\n'
+        'LOGO="fedora-logo-icon"\n'
+        f'CPE_NAME="cpe:/o:redhat:enterprise_linux:{major}::baseos"\n'
+        'HOME_URL="https://www.redhat.com/"\n'
+        'VENDOR_NAME="Red Hat"\n'
+        'VENDOR_URL="https://www.redhat.com/"\n'
+        'BUG_REPORT_URL="https://issues.redhat.com/"\n'
+        f'REDHAT_BUGZILLA_PRODUCT="Red Hat Enterprise Linux {major}"\n'
+        f"REDHAT_BUGZILLA_PRODUCT_VERSION={version}\n"
+        'REDHAT_SUPPORT_PRODUCT="Red Hat Enterprise Linux"\n'
+        f'REDHAT_SUPPORT_PRODUCT_VERSION="{version}"\n'
     )
+    release = f"Red Hat Enterprise Linux release {version} (Coughlan)\n"
+    return _rpm_system(f"rhel{version}", "rhel", version, suite, "redhat-release", "Coughlan", os_release, release)
 
 
 SYSTEMS: dict[str, LabSystem] = {
@@ -254,6 +294,7 @@ SYSTEMS: dict[str, LabSystem] = {
         _ubuntu("22.04", "22.04.5", "jammy", "Jellyfish", "bookworm", "bookworm/sid"),
         _ubuntu("24.04", "24.04.4", "noble", "Numbat", "trixie", "trixie/sid"),
         _rocky("9.6", "bookworm"),
+        _rhel("10.0", "bookworm"),
     )
 }
 DEFAULT = "debian12"  # a host without lab_os

@@ -399,7 +399,7 @@ def check_core_sdk_hosts(lab, hosts_by_release, release):
         assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where
 
 
-# A RHEL-family host on the Core SDK (inventory/lab's rocky9 group). AMD's 10.0.0 install page registers
+# A RHEL-family host on the Core SDK (inventory/lab's rocky9 and rhel10 groups). AMD's 10.0.0 install page registers
 # /etc/yum.repos.d/amdrocm-stable.repo "[amdrocm-stable] ... baseurl=https://stable.repo.amd.com/rocm/core/packages/
 # rhel9/x86_64 ... gpgcheck=1" (code index id 69869114788; release_streams.yml core_sdk_10, os_dirs rhel: 9 -> rhel9)
 # and its amdgpu-install links the driver as amdgpu/31.50; AGD's package-manager-rhel.rst @ 7302d99 writes amdgpu.repo
@@ -412,6 +412,10 @@ RPM_KERNEL_PACKAGES = ("kernel-headers", "kernel-devel", "kernel-devel-matched",
 # The driver line's newest kernel series (amdgpu_drivers.yml 31.50: kernel max 7.1): the kernel policy excludes
 # every kernel package of a series above it from dnf (dnf.conf's excludepkgs, ROCM-KERN-004).
 DRIVER_KERNEL_MAX = {"31.50": (7, 1)}
+# The distribution's own repository files on a lab host (docs/lab.md: Rocky's rocky-repos; RHEL's redhat.repo as
+# subscription-manager writes it, with Red Hat's CDN repository ids) and where CodeReady Builder is in them.
+DISTRO_REPO_FILES = {"rocky": {"rocky.repo", "rocky-extras.repo"}, "rhel": {"redhat.repo"}}
+DISTRO_CRB = {"rocky": ("rocky.repo", "crb"), "rhel": ("redhat.repo", "codeready-builder-for-rhel-{major}-x86_64-rpms")}
 
 
 def ini(text: str) -> dict[str, dict[str, str]]:
@@ -447,11 +451,13 @@ def check_core_sdk_rpm_host(seen: dict, host: str, release: str) -> None:
         "name": f"amdgpu {spec.driver_dir}", "baseurl": f"{base}/amdgpu/{spec.driver_dir}/el/{el}/main/x86_64/",
         "enabled": "1", "gpgcheck": "1", "gpgkey": "file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rocm", "priority": "50"}}
         if gpu else None), where
-    # AMD's prerequisites (EPEL, CRB) as the repo role enabled them (repo_enable_epel_crb in group_vars/rocky9):
-    # epel-release's epel.repo, and Rocky's own crb enabled (`dnf config-manager --set-enabled crb`).
+    # AMD's prerequisites (EPEL, CRB) enabled: epel-release's epel.repo, and the distribution's CodeReady Builder. On
+    # Rocky the repo role enabled them (repo_enable_epel_crb in group_vars/rocky9; `dnf config-manager --set-enabled
+    # crb`); on RHEL the site's Satellite did (subscription-manager's redhat.repo) and the role left them as found.
     assert repos.pop("epel.repo")["epel"]["enabled"] == "1", where
-    assert repos.pop("rocky.repo")["crb"]["enabled"] == "1", where
-    assert set(repos) == {"rocky-extras.repo"}, f"{where}: repository files nobody wrote: {sorted(repos)}"
+    crb_file, crb = DISTRO_CRB[system.family]
+    assert repos[crb_file][crb.format(major=major)]["enabled"] == "1", where
+    assert set(repos) == DISTRO_REPO_FILES[system.family], f"{where}: repository files nobody wrote: {sorted(repos)}"
 
     # The keys each .repo names, as pinned, imported into the rpm database (gpg-pubkey-<last 8 of the fingerprint>).
     assert fingerprints(seen["rpm_keys"]["RPM-GPG-KEY-amdrocm"]) == [PINNED_KEYS["amdrocm"]["fingerprints"]], where

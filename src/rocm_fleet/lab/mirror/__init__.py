@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from rocm_fleet.lab import systems
-from rocm_fleet.lab.mirror import rpm_repos, server, signing
+from rocm_fleet.lab.mirror import rpm_distro, server, signing
 from rocm_fleet.lab.mirror.build import (
     DISTRO_KEYRING,
     DISTRO_SOURCES,
@@ -116,7 +116,7 @@ def install_distro_source(root: Path, info: MirrorInfo, system: systems.LabSyste
                 f"the lab mirror serves no Debian subset for {suite!r} (it serves {', '.join(DEBIAN_VERSIONS)})"
             )
     if system.package_format == "rpm":
-        rpm_repos.install_sources(root, info.base_url, system)
+        rpm_distro.install_sources(root, info.base_url, system, info.www)
         return
     keyring = Path(root) / DISTRO_KEYRING.lstrip("/")
     keyring.parent.mkdir(parents=True, exist_ok=True)

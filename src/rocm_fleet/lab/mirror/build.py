@@ -216,16 +216,11 @@ def ensure_mirror(state_dir: Path, cache_dir: Path, port: int = DEFAULT_PORT, lo
     info.root.mkdir(parents=True, exist_ok=True)
     staging = info.root / f"www.new-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    indexes = _build_tree(staging, tool_debs, kernel, Path(cache_dir) / "mirror")
+    cache = Path(cache_dir) / "mirror"
+    tools = _tools(tool_debs, cache)
+    indexes = _build_tree(staging, tools, tool_debs, kernel, cache)
     # The RHEL family's repositories, signed and indexed as they are built (no content fault touches them).
-    rpm_repos.build(
-        staging,
-        _tools(tool_debs, Path(cache_dir) / "mirror"),
-        tool_debs,
-        kernel,
-        info.base_url,
-        Path(cache_dir) / "mirror",
-    )
+    rpm_repos.build(staging, tools, tool_debs, kernel, info.base_url, cache)
     (info.root / "indexes.json").write_text(json.dumps(indexes))
     (info.root / "served.json").write_text(json.dumps(served(tool_debs), indent=1))
     old = info.root / f"www.old-{os.getpid()}"
@@ -303,7 +298,11 @@ def served(tool_debs: dict[str, list[distro.DebianDeb]]) -> dict:
 
 
 def _build_tree(
-    www: Path, tool_debs: dict[str, list[distro.DebianDeb]], kernel: str, cache: Path | None = None
+    www: Path,
+    tools: dict[str, amd_packages.Tools],
+    tool_debs: dict[str, list[distro.DebianDeb]],
+    kernel: str,
+    cache: Path | None = None,
 ) -> dict[str, list[str]]:
     """Build every .deb into its pool; return dist path -> Packages stanzas.
 
@@ -311,7 +310,6 @@ def _build_tree(
     amd-smi tree and the runtime libraries out of Debian's packages, and the large packages built from them
     (debs.build_deb_cached).
     """
-    tools = _tools(tool_debs, cache)
     jobs: list[tuple[str, DebSpec, Path]] = []  # (dist path, spec, pool dir)
     copies: dict[tuple[str, str], tuple[Path, Path]] = {}  # (dist path, file name) -> (deb, pool dir)
     for release in RELEASES:

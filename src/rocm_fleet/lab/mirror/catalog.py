@@ -430,8 +430,9 @@ class CoreSdkRelease:
             "debian13": "forky",
             "ubuntu2204": "bookworm",
             "ubuntu2404": "forky",
-            # RHEL 9 family hosts run on Debian 12's userland (rocm_fleet.lab.systems).
+            # RHEL-family hosts run on Debian 12's userland (rocm_fleet.lab.systems).
             "rhel9": "bookworm",
+            "rhel10": "bookworm",
         }
     )
 

@@ -153,10 +153,15 @@ def build_deb_cached(spec: DebSpec, out_dir: Path, cache: Path | None) -> Path:
         built = build_deb(spec, cache)
         os.replace(built, cached)
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / spec.filename
-    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
+    return copy_published(cached, out_dir / spec.filename)
+
+
+def copy_published(source: Path, target: Path) -> Path:
+    """Copy a cached package to ``target`` as a mirror publishes it: world-readable, whole or not at all (a
+    reader never sees half a file; two builds of the same package may copy at once)."""
+    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(handle)
-    shutil.copyfile(cached, partial)
+    shutil.copyfile(source, partial)
     os.chmod(partial, 0o644)
     os.replace(partial, target)
     return target

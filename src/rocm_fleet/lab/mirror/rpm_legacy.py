@@ -17,10 +17,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from rocm_fleet.lab.mirror import amd_packages, rpm_repos
+from rocm_fleet.lab.mirror import amd_packages, rpm_amd
 from rocm_fleet.lab.mirror.catalog import CODENAMES, HOST_SUITES, RELEASES, RocmRelease
 from rocm_fleet.lab.mirror.debs import DebSpec
-from rocm_fleet.lab.mirror.rpms import RpmSpec
+from rocm_fleet.lab.mirror.rpms import RpmRepo, RpmSpec
+from rocm_fleet.lab.mirror.signing import ROCM_KEY
 
 
 def legacy_releases() -> list[RocmRelease]:
@@ -67,12 +68,10 @@ def debian_payload(deb: Path) -> tuple[dict[str, tuple[int, bytes]], dict[str, s
     return files, links
 
 
-def legacy_repos(system, tools: dict[str, amd_packages.Tools], tool_debs: dict) -> list[rpm_repos.RpmRepo]:
-    from rocm_fleet.lab.mirror.signing import ROCM_KEY
-
+def legacy_repos(system, tools: dict[str, amd_packages.Tools], tool_debs: dict) -> list[RpmRepo]:
     codename = amd_codename(system)
-    tag = rpm_repos.dist_tag(system)
-    allowed = rpm_repos.BENEATH | frozenset(system.packages)
+    tag = rpm_amd.dist_tag(system)
+    allowed = rpm_amd.BENEATH | frozenset(system.packages)
     repos = []
     for release in legacy_releases():
         carried = tools[release.tool_suite(codename).suite]
@@ -85,7 +84,7 @@ def legacy_repos(system, tools: dict[str, amd_packages.Tools], tool_debs: dict) 
         evr_of = {spec.name: _evr(rpm_version(spec.version, tag)) for spec in every}
         for where, specs in groups.items():
             if specs:
-                repo = rpm_repos.RpmRepo(roots(release, system)[where], ROCM_KEY)
+                repo = RpmRepo(roots(release, system)[where], ROCM_KEY)
                 repo.specs = [_rpm(spec, tag, evr_of, allowed, debian) for spec in specs]
                 repos.append(repo)
     return repos
@@ -98,7 +97,7 @@ def _evr(parts: tuple[int | None, str, str]) -> str:
 
 def _rpm(spec: DebSpec, tag: str, evr_of: dict[str, str], allowed: frozenset[str], debian: dict[str, Path]) -> RpmSpec:
     epoch, version, release = rpm_version(spec.version, tag)
-    rpm = rpm_repos.from_deb(spec, version, release, epoch)
+    rpm = rpm_amd.from_deb(spec, version, release, epoch)
     # Debian's tool packages a deb depends on travel inside the RPM (see the module's docstring).
     carried = [name for name in _depend_names(spec.depends) if name in debian and name not in allowed]
     for name in _closure(carried, debian, allowed):
@@ -106,7 +105,7 @@ def _rpm(spec: DebSpec, tag: str, evr_of: dict[str, str], allowed: frozenset[str
         rpm.files.update({path: body for path, body in files.items() if not path.startswith("/usr/share/doc/")})
         rpm.symlinks.update({path: link for path, link in links.items() if not path.startswith("/usr/share/doc/")})
     rpm.scripts = {name: dpkg_arguments(name, text) for name, text in spec.scripts.items()}
-    rpm.requires = rpm_repos.requires(spec.depends, evr_of, allowed | frozenset(debian))
+    rpm.requires = rpm_amd.requires(spec.depends, evr_of, allowed | frozenset(debian))
     # The single-version package conflicts with its multi-version twin (AMD forbids mixing the sets) but, unlike the
     # deb, does not provide it: dnf would satisfy a twin's dependents with it when the twin is removed (a move's
     # `dnf remove rocm-core7.2.3` installed rocm-core instead of removing what depends on it).

@@ -21,6 +21,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from rocm_fleet.lab.mirror.debs import copy_published
+
 # rpmbuild defines that keep the payload as given and the build quick (gzip level 2).
 _DEFINES = {
     "_binary_payload": "w2.gzdio",
@@ -32,7 +34,7 @@ _DEFINES = {
     "clamp_mtime_to_source_date_epoch": "1",
 }
 _EPOCH_SECONDS = "1700000000"
-SCRIPTS = {"preinst": "%pre", "postinst": "%post", "prerm": "%preun", "postrm": "%postun"}
+SCRIPTS = {"preinst": "%pre", "postinst": "%post", "prerm": "%preun", "postrm": "%postun", "posttrans": "%posttrans"}
 
 
 @dataclass
@@ -54,7 +56,8 @@ class RpmSpec:
     # absolute path -> content (bytes) or (mode, bytes)
     files: dict[str, bytes | tuple[int, bytes]] = field(default_factory=dict)
     symlinks: dict[str, str] = field(default_factory=dict)  # absolute path -> target
-    # Debian's script names (preinst, postinst, prerm, postrm) -> shell text, run as %pre, %post, %preun, %postun.
+    # Debian's script names (preinst, postinst, prerm, postrm) -> shell text, run as %pre, %post, %preun, %postun;
+    # posttrans: %posttrans (rpm's own, after the whole transaction).
     scripts: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -77,7 +80,8 @@ class RpmSpec:
             else [0o644, hashlib.sha256(content).hexdigest()]
             for path, content in self.files.items()
         }
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
+        # The .spec text too: a change to how a description is built (owned directories, scriptlets) is a new build.
+        return hashlib.sha256((json.dumps(data, sort_keys=True) + spec_text(self)).encode()).hexdigest()[:20]
 
 
 def spec_text(spec: RpmSpec) -> str:
@@ -125,11 +129,12 @@ def _scriptlet(section: str, script: str) -> list[str]:
 
 
 def _owned_directories(spec: RpmSpec) -> list[str]:
-    """The directories under /opt a package creates; the distribution owns the system's (/usr, /etc, ...)."""
+    """The directories under /opt a package creates, and a kernel's modules directory; the distribution owns the
+    system's (/usr, /etc, ...)."""
     dirs = set()
     for path in [*spec.files, *spec.symlinks]:
         for parent in PurePosixPath(path).parents:
-            if str(parent).startswith("/opt/") or str(parent).startswith("/usr/src/"):
+            if str(parent).startswith(("/opt/", "/usr/src/", "/usr/lib/modules/")):
                 dirs.add(str(parent))
     return sorted(dirs)
 
@@ -148,6 +153,15 @@ def _lay_out(spec: RpmSpec, root: Path) -> None:
         target.symlink_to(link)
 
 
+@dataclass
+class RpmRepo:
+    """One dnf repository of the mirror: its packages, signed with ``key`` (rocm_fleet.lab.mirror.signing)."""
+
+    path: str  # under the mirror's www
+    key: str
+    specs: list[RpmSpec] = field(default_factory=list)
+
+
 def build_rpm(spec: RpmSpec, out_dir: Path, cache: Path | None = None) -> Path:
     """Build ``spec`` into ``out_dir`` (from ``cache`` when an earlier build of the same description is there)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,12 +177,7 @@ def build_rpm(spec: RpmSpec, out_dir: Path, cache: Path | None = None) -> Path:
             os.replace(built, cached)
         finally:
             shutil.rmtree(built.parent, ignore_errors=True)
-    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
-    os.close(handle)
-    shutil.copyfile(cached, partial)
-    os.chmod(partial, 0o644)
-    os.replace(partial, target)
-    return target
+    return copy_published(cached, target)
 
 
 def _rpmbuild(spec: RpmSpec) -> Path:

@@ -395,6 +395,20 @@ fi
 LEGACY_REFUSAL = "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding."
 
 
+def _legacy_refusal(prefix: str, package: str, remove: str) -> str:
+    """The refusal both package formats print, once the legacy stream is found ($legacy, or the /opt/rocm link)."""
+    return f"""if [ -n "$legacy" ] || [ -L /opt/rocm ]; then
+    found=${{legacy:-/opt/rocm -> $(readlink /opt/rocm)}}
+    echo "{package}: the legacy ROCm stream is installed ($found)." >&2
+    echo "{LEGACY_REFUSAL}" >&2
+    echo "The ROCm Core SDK installs into {prefix} and needs /opt/rocm to be a directory, not the legacy" >&2
+    echo "stream's /opt/rocm link; remove the legacy packages ({remove} rocm-core<release> ...) first." >&2
+    exit 1
+fi
+exit 0
+"""
+
+
 def amdrocm_preinst_rpm(prefix: str) -> str:
     """amdrocm_preinst as rpm's %pre: the legacy stream's rocm-core packages are AMD's in the rpm database."""
     return f"""#!/bin/sh
@@ -402,16 +416,7 @@ def amdrocm_preinst_rpm(prefix: str) -> str:
 # AMD's install pages say: "{LEGACY_REFUSAL}").
 legacy=$(rpm -qa --qf '%{{NAME}} %{{VENDOR}}\\n' 'rocm-core*' 2>/dev/null \\
     | awk '/Advanced Micro Devices/ {{print $1}}' | tr '\\n' ' ')
-if [ -n "$legacy" ] || [ -L /opt/rocm ]; then
-    found=${{legacy:-/opt/rocm -> $(readlink /opt/rocm)}}
-    echo "amdrocm: the legacy ROCm stream is installed ($found)." >&2
-    echo "{LEGACY_REFUSAL}" >&2
-    echo "The ROCm Core SDK installs into {prefix} and needs /opt/rocm to be a directory, not the legacy" >&2
-    echo "stream's /opt/rocm link; remove the legacy packages (dnf remove rocm-core<release> ...) first." >&2
-    exit 1
-fi
-exit 0
-"""
+{_legacy_refusal(prefix, "amdrocm", "dnf remove")}"""
 
 
 def amdrocm_preinst(prefix: str) -> str:
@@ -431,13 +436,4 @@ case "$1" in
 esac
 legacy=$(dpkg-query -W -f '${{db:Status-Abbrev}} ${{Package}} ${{Maintainer}}\\n' 'rocm-core*' 2>/dev/null \\
     | awk '$1 !~ /^.[nc]/ && /@amd\\.com/ {{print $2}}' | tr '\\n' ' ')
-if [ -n "$legacy" ] || [ -L /opt/rocm ]; then
-    found=${{legacy:-/opt/rocm -> $(readlink /opt/rocm)}}
-    echo "${{DPKG_MAINTSCRIPT_PACKAGE:-amdrocm}}: the legacy ROCm stream is installed ($found)." >&2
-    echo "{LEGACY_REFUSAL}" >&2
-    echo "The ROCm Core SDK installs into {prefix} and needs /opt/rocm to be a directory, not the legacy" >&2
-    echo "stream's /opt/rocm link; remove the legacy packages (apt autoremove rocm-core<release> ...) first." >&2
-    exit 1
-fi
-exit 0
-"""
+{_legacy_refusal(prefix, "${DPKG_MAINTSCRIPT_PACKAGE:-amdrocm}", "apt autoremove")}"""

@@ -51,10 +51,9 @@ def test_a_carried_maintainer_script_sees_dpkgs_arguments(tmp_path, name, rpm_ar
 def test_the_single_version_set_conflicts_with_its_twin_and_does_not_provide_it(monkeypatch):
     suite = "bookworm"
     monkeypatch.setattr(
-        rpm_legacy.rpm_repos,
+        rpm_legacy.rpm_amd,
         "BENEATH",
-        rpm_legacy.rpm_repos.BENEATH
-        | {"libhsa-runtime64-1-needs", "libamdhip64-5-needs", "rocm-smi", "librocm-smi64-1"},
+        rpm_legacy.rpm_amd.BENEATH | {"libhsa-runtime64-1-needs", "libamdhip64-5-needs", "rocm-smi", "librocm-smi64-1"},
     )
     repos = rpm_legacy.legacy_repos(ROCKY, {suite: tools(suite)}, {suite: []})
     rocm = next(repo for repo in repos if repo.path == "rocm/el9/7.2.3/main")

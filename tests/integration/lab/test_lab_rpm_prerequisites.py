@@ -1,0 +1,67 @@
+"""AMD's RHEL-family prerequisites (EPEL for dkms, CodeReady Builder) missing: every run stops before any change,
+naming the host, what is missing and the distribution's command that enables it (roles/repo/vars/RedHat.yml).
+
+mi300x-cpx-01 runs RHEL 10.0 with both enabled by the site's Satellite and kickstart (inventory/lab: rhel10), so
+the repo role may not enable them: without CodeReady Builder, subscription-manager's command is the fix.
+mi300x-03 runs Rocky Linux 9.6, whose group lets the role enable them; with that taken away for one run, EPEL
+missing names its release package. On a converged host site.yml changes nothing and checks nothing more, so the
+test also removes AMD's repository file: the run that would put it back stops first, and puts it back once the
+prerequisite is enabled again.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from fleet_testing.lab_site import run_playbook
+from fleet_testing.provision_lab import sudo
+
+pytestmark = pytest.mark.lab
+
+CASES = {
+    # host: (repository file, section disabled by hand, extra vars, what the error must name)
+    "mi300x-cpx-01": (
+        "/etc/yum.repos.d/redhat.repo",
+        "codeready-builder-for-rhel-10-x86_64-rpms",
+        {},
+        "RedHat 10.0 need CodeReady Linux Builder, which dnf does not list as enabled. Enable them (CodeReady Linux"
+        " Builder: subscription-manager repos --enable codeready-builder-for-rhel-10-x86_64-rpms)",
+    ),
+    "mi300x-03": (
+        "/etc/yum.repos.d/epel.repo",
+        "epel",
+        {"repo_enable_epel_crb": False},
+        "Rocky 9.6 need EPEL, which dnf does not list as enabled. Enable them (EPEL: dnf install epel-release)",
+    ),
+}
+
+
+AMD_REPO = "/etc/yum.repos.d/amdrocm-stable.repo"
+
+
+@pytest.mark.parametrize("host", sorted(CASES))
+def test_a_missing_prerequisite_stops_the_host_before_any_change_with_the_command_that_enables_it(
+    lab, compliant_lab, host
+):
+    path, section, extra_vars, message = CASES[host]
+    before = sudo(lab, host, f"cat {path}")
+    sudo(lab, host, f"dnf config-manager --set-disabled {section} && mv {AMD_REPO} /root/amdrocm-stable.repo.saved")
+    try:
+        assert section not in sudo(lab, host, "dnf -q repolist --enabled")
+        run = run_playbook("site.yml", "-l", host, "-e", json.dumps(extra_vars))
+        assert run.returncode != 0, run.tail()
+        assert f"{host}: AMD's ROCm packages for {message}" in " ".join(run.output.split()), run.tail()
+        assert run.recap[host]["changed"] == 0, run.changed_tasks
+        assert sudo(lab, host, f"test -e {AMD_REPO} && echo present || echo absent").strip() == "absent"
+    finally:
+        saved = base64.b64encode(before.encode()).decode()
+        sudo(lab, host, f"echo {saved} | base64 -d > {path}")
+    assert sudo(lab, host, f"cat {path}") == before
+    assert section in sudo(lab, host, "dnf -q repolist --enabled")
+    repaired = run_playbook("site.yml", "-l", host)
+    assert repaired.returncode == 0, repaired.tail()
+    assert repaired.recap[host]["changed"] >= 1, repaired.tail()
+    same = f"cmp {AMD_REPO} /root/amdrocm-stable.repo.saved && rm /root/amdrocm-stable.repo.saved && echo same"
+    assert sudo(lab, host, same).strip() == "same"
