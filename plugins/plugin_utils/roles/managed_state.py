@@ -79,6 +79,8 @@ DEVICE_ACCESS_FIELDS = ("users", "groups", "globs", "vendor", "open", "timeout")
 DEVICE_VISIBILITY_FIELDS = ("users", "gpu_count", "declared", "run", "timeout")
 RUNTIME_LIBRARIES_FIELDS = ("rocm_path", "release_dir", "libraries", "role_files", "run", "timeout")
 # The kinds the common role's apply tasks write (roles/common/tasks/apply.yml).
+# Required fields that may be empty: a line's value ("excludepkgs=" lifts every exclude of dnf.conf).
+MAY_BE_EMPTY = (("line", "value"),)
 APPLIED_KINDS = ("directory", "file", "link", "line", "sysctl", "group", "user", "member")
 # Item kinds that the controller evaluates against the gpu fact (compliance.gpu_class), not node_compliance.
 GPU_ITEM_KINDS = ("gpu_partition",)
@@ -140,7 +142,8 @@ def _expanded(raw):
 
 def _completed(raw, role, where):
     required, defaults, identity = KINDS[raw["kind"]]
-    missing = [name for name in required if raw.get(name) in (None, "")]
+    missing = [name for name in required
+               if raw.get(name) is None or (raw.get(name) == "" and (raw["kind"], name) not in MAY_BE_EMPTY)]
     if missing:
         raise ManagedStateError("%s (%s): missing %s" % (where, raw["kind"], ", ".join(missing)))
     wants_content = raw["kind"] == "file" and raw.get("state", "present") == "present"

@@ -39,6 +39,8 @@ def test_list_valued_names_expand_to_one_object_each_and_false_when_drops_an_obj
     ({"kind": "file"}, "must be a list"),
     ([{"kind": "nonsense"}], "an object needs a kind"),
     ([{"kind": "file", "id": "X", "path": ""}], "missing path"),
+    ([{"kind": "sysctl", "id": "X", "name": "vm.a", "value": "", "file": "/s"}], "missing value"),
+    ([{"kind": "line", "id": "X", "path": "/a", "key": "k"}], "missing value"),
     ([{"kind": "file", "id": "X", "path": "/a"}], "needs a template or a content"),
     ([{"kind": "file", "id": "X", "path": "/a", "content": ""},
       {"kind": "file", "id": "Y", "path": "/a", "content": ""}], "share the label"),
@@ -47,6 +49,14 @@ def test_bad_objects_name_the_role_and_what_is_wrong(objects, message):
     with pytest.raises(ManagedStateError, match=message) as error:
         normalize(objects, "kernel")
     assert "kernel" in str(error.value)
+
+
+def test_a_line_may_set_its_key_to_nothing_and_is_checked_so():
+    """dnf.conf's excludepkgs= under packages_kernel_update_policy free: nothing excluded, and the line says so."""
+    [obj] = normalize([{"kind": "line", "id": "ROCM-KERN-004", "path": "/etc/dnf/dnf.conf", "key": "excludepkgs",
+                        "value": ""}], "packages")
+    [line] = compliance_items([obj])
+    assert line["expect"]["lines"] == ["excludepkgs="]
 
 
 def test_items_carry_the_object_label_and_what_repairs_what_no_task_does():
