@@ -144,7 +144,7 @@ def files(pattern):
 def run(*argv):
     return subprocess.run(argv, capture_output=True, text=True).stdout if shutil.which(argv[0]) else None
 release = dict(line.split("=", 1) for line in (read("/etc/os-release") or "").splitlines() if "=" in line)
-rpm_host = "rhel" in release.get("ID_LIKE", "").strip('"').split()
+rpm_host = "rhel" in (release.get("ID", "") + " " + release.get("ID_LIKE", "")).replace('"', "").split()
 if rpm_host:
     query = run("rpm", "-qa", "--qf", "%{NAME}|%{EPOCH}|%{VERSION}-%{RELEASE}\n") or ""
     rows = [line.split("|") for line in query.splitlines()]

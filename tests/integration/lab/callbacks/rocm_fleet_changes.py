@@ -52,7 +52,8 @@ class CallbackModule(CallbackBase):
             self.objects.setdefault(result._host.get_name(), []).append(printed if isinstance(printed, str) else name)
 
     def v2_runner_on_ok(self, result):
-        if "results" not in result._result:  # a loop's summary: its items were recorded one by one
+        # A loop's summary: its items were recorded one by one. Not a task's own "results" (dnf returns one).
+        if not (result._task.loop or result._task.loop_with):
             self._record(result)
 
     def v2_runner_item_on_ok(self, result):
@@ -66,7 +67,7 @@ class CallbackModule(CallbackBase):
         self.failed.setdefault(result._host.get_name(), []).append({"task": result._task.get_name(), "message": text})
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        if not ignore_errors and "results" not in result._result:
+        if not ignore_errors and not (result._task.loop or result._task.loop_with):
             self._record_failure(result)
 
     def v2_runner_item_on_failed(self, result):
