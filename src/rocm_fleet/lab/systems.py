@@ -42,6 +42,12 @@ class LabSystem:
         return self.codename or self.release_name
 
     @property
+    def ansible_distribution(self) -> str:
+        """ansible_distribution: what ansible-core's distribution collector names the system ("RedHat" for RHEL, read
+        from /etc/redhat-release; the os-release ID capitalized otherwise)."""
+        return "RedHat" if self.family == "rhel" else self.family.capitalize()
+
+    @property
     def name(self) -> str:
         """How messages name it: "Debian 12", "Ubuntu 24.04", "RHEL 10.0"."""
         return f"{'RHEL' if self.family == 'rhel' else self.family.capitalize()} {self.version}"

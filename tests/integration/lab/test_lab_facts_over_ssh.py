@@ -50,12 +50,11 @@ def test_ansible_sees_each_host_on_the_system_its_inventory_names(lab):
         name: {key: result["ansible_facts"][f"ansible_distribution{key}"] for key in ("", "_major_version", "_release")}
         for name, result in facts.items()
     }
-    # Ubuntu: ansible-core's distribution collector reads ID=ubuntu and VERSION_CODENAME from /etc/os-release; Rocky:
-    # /etc/redhat-release's release name.
+    # Ubuntu: ansible-core's distribution collector reads ID=ubuntu and VERSION_CODENAME from /etc/os-release; Rocky
+    # and RHEL: /etc/redhat-release's name ("RedHat" for Red Hat Enterprise Linux) and release name.
     expected = {
-        key: {"": name.capitalize(), "_major_version": system.major, "_release": system.ansible_release}
+        key: {"": system.ansible_distribution, "_major_version": system.major, "_release": system.ansible_release}
         for key, system in systems.SYSTEMS.items()
-        for name in [system.family]
     }
     assert seen == {name: expected[spec.system] for name, spec in HOSTS.items()}
     assert {spec.system for spec in HOSTS.values()} == set(systems.SYSTEMS)

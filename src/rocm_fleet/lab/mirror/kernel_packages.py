@@ -28,7 +28,7 @@ from rocm_fleet.lab.mirror.distro import kernel_headers_package
 DEBIAN_MAINTAINER = "rocm-fleet lab <lab@rocm-fleet.invalid>"
 
 
-def _numbers(release: str) -> tuple[int, int, int]:
+def kernel_numbers(release: str) -> tuple[int, int, int]:
     match = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", release)
     if not match:
         raise ValueError(f"unexpected kernel release {release!r}")
@@ -39,16 +39,18 @@ def good_kernel(machine: str) -> str:
     debian = re.match(r"^(\d+\.\d+\.\d+)-(\d+)(-[a-z0-9]+)$", machine)
     if debian:
         return f"{debian.group(1)}-{int(debian.group(2)) + 1}{debian.group(3)}"
-    major, minor, patch = _numbers(machine)
+    major, minor, patch = kernel_numbers(machine)
     return f"{major}.{minor}.{patch + 1}-1-amd64"
 
 
-def newest_driver_base() -> tuple[int, int]:
-    return max(_numbers(release.driver.module_version)[:2] for release in RELEASES)
+def newest_driver_base(lines=()) -> tuple[int, int]:
+    """The newest kernel series the releases' amdgpu builds for, and that of ``lines`` (catalog.DRIVER_LINES)."""
+    modules = [release.driver.module_version for release in RELEASES] + [line.module_version for line in lines]
+    return max(kernel_numbers(module)[:2] for module in modules)
 
 
 def bad_kernel(machine: str) -> str:
-    major, minor = max(_numbers(machine)[:2], newest_driver_base())
+    major, minor = max(kernel_numbers(machine)[:2], newest_driver_base())
     return f"{major}.{minor + 1}.0-1-amd64"
 
 
@@ -59,7 +61,7 @@ def lab_kernels(machine: str | None = None) -> dict[str, str]:
 
 
 def _upstream(release: str) -> str:
-    return ".".join(str(n) for n in _numbers(release))
+    return ".".join(str(n) for n in kernel_numbers(release))
 
 
 def image_postinst(release: str) -> str:

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-from rocm_fleet.lab.mirror.catalog import DRIVER_LINES, RELEASES
+from rocm_fleet.lab.mirror.catalog import DRIVER_LINES
+from rocm_fleet.lab.mirror.kernel_packages import kernel_numbers, newest_driver_base
 from rocm_fleet.lab.mirror.rpm_amd import dist_tag
 from rocm_fleet.lab.mirror.rpms import RpmSpec
 
@@ -33,24 +34,12 @@ DISTRO_MAINTAINER = "rocm-fleet lab"
 CONFIG = b"CONFIG_MODULES=y\nCONFIG_MODULE_SIG=y\nCONFIG_DRM_AMDGPU=m\n"
 
 
-def _series(release: str) -> tuple[int, int, int]:
-    match = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", release)
-    if not match:
-        raise ValueError(f"unexpected kernel release {release!r}")
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
-
-
-def newest_driver_base() -> tuple[int, int]:
-    """The newest kernel series any amdgpu the mirror serves builds for: the releases' drivers and the 31.x lines."""
-    modules = [release.driver.module_version for release in RELEASES] + [line.module_version for line in DRIVER_LINES]
-    return max(_series(module)[:2] for module in modules)
-
-
 def lab_kernels(machine: str, system) -> dict[str, str]:
     """{"good": release, "bad": release} of ``system`` (a RHEL-family lab system) for the lab machine's kernel."""
-    major, minor, patch = _series(machine)
+    major, minor, patch = kernel_numbers(machine)
     tag = dist_tag(system)
-    bad_major, bad_minor = max((major, minor), newest_driver_base())
+    # The 31.x lines count here: an RPM host runs the Core SDK, whose driver is one of them.
+    bad_major, bad_minor = max((major, minor), newest_driver_base(DRIVER_LINES))
     return {
         "good": f"{major}.{minor}.{patch + 1}-1.{tag}.{ARCH}",
         "bad": f"{bad_major}.{bad_minor + 1}.0-1.{tag}.{ARCH}",

@@ -1,10 +1,12 @@
 """The distribution's RPM repositories in the lab mirror, as a site's own mirror serves them to its RHEL-family hosts
 (signed with the lab's distribution key), and the repository files a host's installer leaves pointing at them.
 
-* <family>/<major>/{BaseOS,AppStream,CRB,extras}/x86_64/os: the kernel packages of the machine's kernel that AMD's
-  RHEL instructions install (kernel-headers, kernel-devel, kernel-devel-matched, kernel-modules-extra of
-  $(uname -r)), and epel-release in extras, as Rocky ships it;
-* epel/<major>/Everything/x86_64: dkms, which amdgpu-dkms requires (why AMD's instructions need EPEL).
+* the family's own (family_repos): Rocky's BaseOS, AppStream, CRB and extras; RHEL's BaseOS, AppStream and
+  CodeReady Linux Builder under Red Hat's CDN paths. BaseOS carries kernel-modules-extra of the machine's kernel and
+  the update kernels (kernel_rpms.py), AppStream kernel-headers, kernel-devel and kernel-devel-matched (what AMD's
+  RHEL instructions install for $(uname -r)), Rocky's extras epel-release;
+* epel/<major>/Everything/x86_64: dkms, which amdgpu-dkms requires (why AMD's instructions need EPEL), and
+  epel-release.
 
 What differs from the real packages (docs/lab.md says it for people): the lab's kernel packages are named by the
 machine's kernel, which is no RPM version-release, so each also provides <name>-$(uname -r) as dnf resolves it, and
@@ -205,5 +207,7 @@ def install_sources(root, base_url: str, system, www: Path | None = None) -> Non
     if system.family == "rhel":
         if www is None:
             raise ValueError(f"{system.name}: epel-release comes from the mirror's tree; pass its www directory")
-        package = next((Path(www) / epel_root(system) / "Packages" / "e").glob("epel-release-*.rpm"))
-        subprocess.run([*rpm, "-i", "--nodeps", str(package)], check=True, capture_output=True)
+        found = sorted((Path(www) / epel_root(system) / "Packages" / "e").glob("epel-release-*.rpm"))
+        if not found:
+            raise ValueError(f"{system.name}: the mirror at {www} serves no epel-release in {epel_root(system)}")
+        subprocess.run([*rpm, "-i", str(found[-1])], check=True, capture_output=True)

@@ -85,6 +85,6 @@ def test_next_entry_boots_once_and_is_cleared(host):
 def test_the_mirror_kernels_are_one_amdgpu_builds_for_and_one_above_every_driver():
     good, bad = kernel_packages.good_kernel("6.1.0-18-amd64"), kernel_packages.bad_kernel("6.1.0-18-amd64")
     assert good == "6.1.0-19-amd64"
-    assert kernel_packages._numbers(bad)[:2] > kernel_packages.newest_driver_base()
+    assert kernel_packages.kernel_numbers(bad)[:2] > kernel_packages.newest_driver_base()
     assert kernel_packages.bad_kernel("7.2.1") == "7.3.0-1-amd64"
     assert kernel_packages.good_kernel("6.18.44-fc-v1045") == "6.18.45-1-amd64"

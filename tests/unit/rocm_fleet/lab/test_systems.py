@@ -274,3 +274,15 @@ def test_up_gives_every_host_it_started_its_share_of_the_wait_for_ssh(fake_lab, 
     waited = deadlines[0] - before
     assert lab.ready_timeout(2) <= waited < lab.ready_timeout(2) + 5
     assert lab.ready_timeout(32) - lab.ready_timeout(2) == 30 * lab.READY_SECONDS_PER_STARTED_HOST
+
+
+def test_each_system_names_the_distribution_ansible_core_reports():
+    # ansible-core's distribution collector: RedHat from /etc/redhat-release, the os-release ID otherwise.
+    assert {key: system.ansible_distribution for key, system in systems.SYSTEMS.items()} == {
+        "debian12": "Debian",
+        "debian13": "Debian",
+        "ubuntu22.04": "Ubuntu",
+        "ubuntu24.04": "Ubuntu",
+        "rocky9.6": "Rocky",
+        "rhel10.0": "RedHat",
+    }

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from rocm_fleet.lab import systems
-from rocm_fleet.lab.mirror import kernel_rpms
+from rocm_fleet.lab.mirror import kernel_packages, kernel_rpms
 from rocm_fleet.lab.mirror.catalog import DRIVER_LINES
 from rocm_fleet.lab.mirror.rpms import build_rpm
 
@@ -24,9 +24,9 @@ def test_a_kernel_release_is_its_packages_version_and_release():
 
 def test_good_is_the_machines_series_and_bad_the_first_series_no_served_amdgpu_builds_for():
     newest_line = max(tuple(int(n) for n in line.module_version.split(".")[:2]) for line in DRIVER_LINES)
-    assert kernel_rpms.newest_driver_base() >= newest_line
+    assert kernel_packages.newest_driver_base(DRIVER_LINES) >= newest_line
     kernels = kernel_rpms.lab_kernels("6.1.0-28-amd64", ROCKY)
-    major, minor = kernel_rpms.newest_driver_base()
+    major, minor = kernel_packages.newest_driver_base(DRIVER_LINES)
     assert kernels == {"good": "6.1.1-1.el9.x86_64", "bad": f"{major}.{minor + 1}.0-1.el9.x86_64"}
     assert kernel_rpms.lab_kernels("9.9.3-fc-v1", ROCKY)["bad"] == "9.10.0-1.el9.x86_64"  # a machine above every base
 

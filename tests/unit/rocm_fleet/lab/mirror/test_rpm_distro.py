@@ -11,6 +11,7 @@ import pytest
 
 from rocm_fleet.lab import systems
 from rocm_fleet.lab.mirror import rpm_distro
+from rocm_fleet.lab.mirror.rpms import build_rpm
 
 ROCKY = systems.system("rocky9.6")
 RHEL = systems.system("rhel10.0")
@@ -58,3 +59,30 @@ def test_each_family_serves_the_kernel_packages_where_the_distribution_does():
     }
     assert repos["epel/10/Everything/x86_64"] == {"dkms", "epel-release"}
     assert set(repos) == {repo.path(RHEL) for repo in rpm_distro.family_repos(RHEL)} | {"epel/10/Everything/x86_64"}
+
+
+@pytest.mark.skipif(not shutil.which("rpmbuild"), reason="needs rpmbuild (Debian's rpm package)")
+def test_a_rhel_host_arrives_registered_with_codeready_builder_and_epel_installed(tmp_path):
+    www, root = tmp_path / "www", tmp_path / "root"
+    build_rpm(rpm_distro.epel_release(RHEL, "http://127.0.0.1:8080"), www / rpm_distro.epel_root(RHEL) / "Packages/e")
+    rpm_distro.install_sources(root, "http://127.0.0.1:8080", RHEL, www)
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(root / "etc/yum.repos.d/redhat.repo")
+    assert {section: parser[section]["enabled"] for section in parser.sections()} == {
+        "rhel-10-for-x86_64-baseos-rpms": "1",
+        "rhel-10-for-x86_64-appstream-rpms": "1",
+        "codeready-builder-for-rhel-10-x86_64-rpms": "1",
+    }
+    assert parser["codeready-builder-for-rhel-10-x86_64-rpms"]["baseurl"] == (
+        "http://127.0.0.1:8080/rhel/content/dist/rhel10/$releasever/$basearch/codeready-builder/os/"
+    )
+    installed = subprocess.run(
+        ["rpm", "--root", str(root), "--dbpath", "/var/lib/rpm", "-qa", "--qf", "%{NAME}\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(installed) == ["epel-release", "gpg-pubkey"]
+    assert (root / "etc/yum.repos.d/epel.repo").is_file()
+    with pytest.raises(ValueError, match="no epel-release"):
+        rpm_distro.install_sources(tmp_path / "other", "http://127.0.0.1:8080", RHEL, tmp_path / "empty")
