@@ -74,11 +74,26 @@ def _up(args) -> int:
     print(f"lab up in {result['seconds']} s; state in {paths.state_dir()}")
     if result["not_ready"]:
         print(f"NOT REACHABLE: {', '.join(result['not_ready'])} (see hosts/<name>/boot.log)", file=sys.stderr)
+        for name in result["not_ready"]:
+            print(_log_tails(name), file=sys.stderr)
         return 1
     booting = {name: state for name, state in systemd.items() if state != "running"}
     for name, state in booting.items():
         print(f"{name}: systemd is {state} (journalctl -b inside the host says why)", file=sys.stderr)
     return 1 if any(not state.startswith("degraded") for state in booting.values()) else 0
+
+
+def _log_tails(name: str, lines: int = 15) -> str:
+    """The last lines of a host's supervisor and boot logs: why it did not come up, where CI keeps no state."""
+    parts = []
+    for log in ("supervisor.log", "boot.log"):
+        path = paths.host_dir(name) / log
+        try:
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            tail = ["(none)"]
+        parts.append(f"--- {name}: {log}, last {lines} lines\n" + "\n".join(tail))
+    return "\n".join(parts)
 
 
 def _down(args) -> int:

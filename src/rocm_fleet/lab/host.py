@@ -19,6 +19,17 @@ from rocm_fleet.lab.mounts import is_mount_point, unmount_all_under
 SUPERVISOR_MODULE = "rocm_fleet.lab.supervisor"
 
 
+def write_pid_file(path: Path, pid: int) -> None:
+    """Replace ``path`` with ``pid`` in one step: a reader never sees the file empty.
+
+    The launcher and the supervisor both write it while ``lab up`` polls it; an in-place write
+    (truncate, then write) read between its two steps read as "no supervisor", and failed a boot.
+    """
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(f"{pid}\n")
+    temporary.rename(path)
+
+
 def recorded_system(host_json: dict) -> str:
     """The system of a host.json; lab versions before lab_os recorded the Debian release, all before it Debian 12."""
     if "system" in host_json:
@@ -152,7 +163,7 @@ class LabHost:
                 env=env,
                 close_fds=True,
             )
-        (self.dir / "supervisor.pid").write_text(f"{process.pid}\n")
+        write_pid_file(self.dir / "supervisor.pid", process.pid)
 
     def stop(self, timeout: float = 10) -> None:
         self.wait_stopped(self.request_stop(), time.monotonic() + timeout)

@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 
 from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, nspawn, partitions, paths, systems
-from rocm_fleet.lab.host import recorded_system
+from rocm_fleet.lab.host import recorded_system, write_pid_file
 
 PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.2
@@ -318,7 +318,7 @@ class Supervisor:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, self._on_term)
-        (self.dir / "supervisor.pid").write_text(f"{os.getpid()}\n")
+        write_pid_file(self.dir / "supervisor.pid", os.getpid())
         try:
             while not self.stopping:
                 self.boot()

@@ -35,3 +35,32 @@ def test_a_debian_host_runs_update_grub(first_boot):
 
 def test_a_rocky_host_gets_the_machine_kernels_bls_entry_instead(first_boot):
     assert first_boot("rocky9.6") == [["bls.install", os.uname().release]]
+
+
+def test_a_supervisor_rewriting_its_pid_file_is_never_seen_gone(tmp_path, monkeypatch):
+    """`lab up` polls the pid file while the launcher and then the supervisor write it (a CI boot failed so)."""
+    import threading
+
+    monkeypatch.setenv("ROCM_FLEET_LAB_DIR", str(tmp_path))
+    host = LabHost(HostSpec("h1", "mi300x-8", 2201))
+    host.dir.mkdir(parents=True)
+    pid_file = host.dir / "supervisor.pid"
+    lab_host.write_pid_file(pid_file, os.getpid())
+    writing = threading.Event()
+    seen_gone = []
+
+    def poll():
+        while not writing.is_set():
+            if not host._supervisor_alive():
+                seen_gone.append(pid_file.read_bytes() if pid_file.exists() else None)
+
+    reader = threading.Thread(target=poll)
+    reader.start()
+    try:
+        for _ in range(3000):
+            lab_host.write_pid_file(pid_file, os.getpid())
+    finally:
+        writing.set()
+        reader.join()
+    assert seen_gone == []
+    assert [path.name for path in host.dir.iterdir()] == ["supervisor.pid"]
