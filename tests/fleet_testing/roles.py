@@ -61,8 +61,18 @@ def render_template(relative: str, **variables: Any) -> str:
     return templar.template(text, escape_backslashes=False, overrides={"trim_blocks": True})
 
 
+def _tasks(tasks: list) -> list:
+    """Each task of a task list, the tasks of its blocks (block, rescue, always) after each block."""
+    found = []
+    for task in tasks or []:
+        found.append(task)
+        for part in ("block", "rescue", "always"):
+            found.extend(_tasks(task.get(part)))
+    return found
+
+
 def find_task(relative: str, name: str) -> dict:
-    for task in load_yaml(relative):
+    for task in _tasks(load_yaml(relative)):
         if task.get("name") == name:
             return task
     raise KeyError(f"no task {name!r} in roles/{relative}")

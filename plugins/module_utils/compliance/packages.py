@@ -26,8 +26,8 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.core im
     version_matches,
 )
 from ansible_collections.rocm_fleet.core.plugins.module_utils.common.runner import make_runner
+from ansible_collections.rocm_fleet.core.plugins.module_utils.host.package_locks import DPKG_STATUS, dpkg_paragraphs
 
-DPKG_STATUS = "/var/lib/dpkg/status"
 RPM_DATABASES = ("/var/lib/rpm", "/usr/lib/sysimage/rpm")
 RPM_BINARIES = ("/usr/bin/rpm", "/bin/rpm")
 RPM_QUERY_FORMAT = "%{NAME}\\t%{EPOCH}\\t%{VERSION}-%{RELEASE}\\t%{ARCH}\\t[%{PROVIDENAME} ]\\n"
@@ -40,14 +40,8 @@ RPM_TIMEOUT = 60
 def parse_dpkg_status(text):
     """{package: [version, ...]} of packages whose Status is 'install ok installed' (one per arch)."""
     installed = {}
-    for paragraph in text.split("\n\n"):
-        fields = {}
-        for line in paragraph.splitlines():
-            if line[:1] in (" ", "\t") or ":" not in line:
-                continue  # continuation lines of Description and Conffiles
-            key, _sep, value = line.partition(":")
-            fields[key.strip().lower()] = value.strip()
-        if fields.get("package") and fields.get("status", "").split()[-1:] == ["installed"]:
+    for fields in dpkg_paragraphs(text):
+        if fields.get("status", "").split()[-1:] == ["installed"]:
             installed.setdefault(fields["package"], []).append(fields.get("version", ""))
     return installed
 

@@ -96,14 +96,30 @@ def rollout_report(kind, plans, results, context=None):
     }
 
 
+def _dpkg_errors(stdout):
+    """dpkg's own error lines in apt's output ("dpkg: error processing archive X (--unpack):" and the indented
+    lines that say why), which apt's message leaves out ("Sub-process /usr/bin/dpkg returned an error code")."""
+    errors, inside = [], False
+    for line in str(stdout or "").splitlines():
+        if line.startswith("dpkg: error"):
+            errors.append(line.strip())
+            inside = True
+        elif inside and line.startswith(" "):
+            errors.append(line.strip())
+        else:
+            inside = False
+    return " ".join(errors)
+
+
 def _module_words(result):
-    """The failure message of one module result, and its stderr where the message does not contain it."""
+    """The failure message of one module result, its stderr where the message does not contain it, and the
+    package manager's own errors from its output."""
     if not isinstance(result, dict):
         return str(result or "")
     message = str(result.get("msg") or "").strip()
-    stderr = str(result.get("stderr") or "").strip()
-    if stderr and stderr not in message:
-        message = "%s: %s" % (message, stderr) if message else stderr
+    for extra in (str(result.get("stderr") or "").strip(), _dpkg_errors(result.get("stdout"))):
+        if extra and extra not in message:
+            message = "%s: %s" % (message, extra) if message else extra
     return message
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,17 @@ CANARY, SECOND, THIRD = (host for host, *_ in NEW_HOSTS)
 SITE_OS_GROUPS = {"rocky9.6": "rocky9"}
 HOSTS = (CANARY, SECOND, THIRD)
 LIMIT = ",".join(HOSTS)
-# A site's hold on its running ROCm (apt-mark hold, as sites keep unattended upgrades off it): apt refuses to remove
-# a held package, so the move's first step fails on that host.
+# A site's hold on its running ROCm (apt-mark hold, as sites keep unattended upgrades off it) would make apt refuse
+# the move's removal: the plan refuses it before any change, on every host.
 HELD = f"rocm-core{LEGACY}"
+# What fails one host mid-move. The install step: a legacy package whose pre-removal script fails (a site's edit
+# of it, as happens to maintainer scripts): dpkg keeps that package, and the move's removal stops there. The driver
+# step: a site package owning a file the driver line's amdgpu-dkms ships (its DKMS source tree, as a by-hand build
+# of the driver leaves one in a package of its own): dpkg refuses to unpack over it
+# ("trying to overwrite ..., which is also in package site-files-driver"). SECOND is a Debian 12 host, on AMD's
+# Ubuntu 22.04 driver packages (roles/repo/vars/Debian.yml).
+PRERM = f"/var/lib/dpkg/info/{HELD}.prerm"
+DRIVER_DEBS = "amdgpu/*/ubuntu/pool/main/a/amdgpu-dkms/*22.04_all.deb"
 ON_TARGET = json.dumps({"preflight_rocm_version": TARGET})
 
 
@@ -138,6 +147,36 @@ def compliant(lab: MoveLab, hosts: str, *args: str) -> None:
     assert run.returncode == 0, run.tail()
 
 
+def shipped_files(pattern: str) -> list[str]:
+    """The regular files the mirror's packages matching ``pattern`` ship (dpkg-deb -c on the controller)."""
+    debs = sorted((STATE_DIR / "mirror" / "www").glob(pattern))
+    assert debs, pattern
+    listing = subprocess.run(["sh", "-c", " ".join(f"dpkg-deb -c {shlex.quote(str(deb))};" for deb in debs)],
+                             capture_output=True, text=True, check=True).stdout
+    return sorted({line.split()[5].lstrip(".") for line in listing.splitlines() if line.startswith("-")})
+
+
+def own_files(lab: MoveLab, host: str, package: str, files: list[str]) -> None:
+    """A site package named ``package`` owning those of ``files`` the host lacks, built and installed on the host."""
+    script = "\n".join([
+        "set -e", "d=$(mktemp -d)", "mkdir -p $d/pkg/DEBIAN",
+        *(f"[ -e {shlex.quote(path)} ] || install -D /dev/null $d/pkg{shlex.quote(path)}" for path in files),
+        f"printf 'Package: {package}\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: site\\n"
+        f"Description: site files\\n' > $d/pkg/DEBIAN/control",
+        "dpkg-deb -b $d/pkg $d/site.deb >/dev/null", "dpkg -i $d/site.deb >/dev/null", "rm -rf $d"])
+    lab.root(host, script)
+
+
+def break_prerm(lab: MoveLab, host: str) -> None:
+    """The legacy release package's pre-removal script fails (the package's own is kept aside)."""
+    lab.root(host, f"[ ! -e {PRERM} ] || mv {PRERM} {PRERM}.kept; printf '#!/bin/sh\\necho site prerm refuses >&2\\n"
+                   f"exit 1\\n' > {PRERM}; chmod 755 {PRERM}")
+
+
+def mend_prerm(lab: MoveLab, host: str) -> None:
+    lab.root(host, f"rm -f {PRERM}; [ ! -e {PRERM}.kept ] || mv {PRERM}.kept {PRERM}")
+
+
 def report(lab: MoveLab, name: str = "upgrade") -> dict[str, dict]:
     document = json.loads((lab.reports / f"{name}.json").read_text())
     return {entry["host"]: entry for entry in document["hosts"]}
@@ -154,15 +193,33 @@ def test_check_mode_shows_the_move_and_changes_nothing(lab):
     assert not any(record_exists(lab, host) for host in HOSTS)
 
 
-def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab):
+def test_a_hold_or_lock_that_would_block_the_move_stops_every_host_before_any_change(lab):
     lab.root(SECOND, f"apt-mark hold {HELD}")
+    lab.root(THIRD, "dnf versionlock add amdgpu-dkms")
+    refused = move(lab)
+    lab.root(SECOND, f"apt-mark unhold {HELD}")
+    lab.root(THIRD, "dnf versionlock clear")
+    assert refused.returncode != 0
+    assert f"{SECOND}: a package hold or version lock would block this run" in refused.output, refused.tail()
+    assert f"apt-mark hold on {HELD}" in refused.output and f"apt-mark unhold {HELD}" in refused.output
+    assert f"{THIRD}: a package hold or version lock would block" in refused.output, refused.tail()
+    assert "dnf versionlock on amdgpu-dkms" in refused.output and "dnf versionlock delete amdgpu-dkms" in refused.output
+    assert not any(refused.changed_tasks.values()), refused.changed_tasks
+    assert all(default_release(lab, host) == f"/opt/rocm-{LEGACY}" for host in HOSTS)
+    assert not any(record_exists(lab, host) for host in HOSTS)
+
+
+def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab):
+    break_prerm(lab, SECOND)
     stopped = move(lab)
     assert stopped.returncode != 0
+    assert (lab.reports / "upgrade.json").exists(), stopped.tail()
     hosts = report(lab)
     assert hosts[CANARY]["outcome"] == "done", hosts[CANARY]
     assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "install", hosts[SECOND]
-    # apt's own words, as the package module reports them.
-    assert "Held packages were changed" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
+    # dpkg's own words, as the package module reports them.
+    assert f"installed {HELD} package pre-removal script subprocess returned error exit status 1" in hosts[SECOND][
+        "reason"], hosts[SECOND]["reason"]
     assert (hosts[SECOND]["from_stream"], hosts[SECOND]["to_stream"]) == ("legacy", "core_sdk_10")
     assert hosts[THIRD]["outcome"] == "not_started", stopped.tail()
     assert THIRD not in stopped.changed_tasks and not record_exists(lab, THIRD)
@@ -200,15 +257,18 @@ def test_a_rollback_target_the_mirror_no_longer_serves_is_refused_before_any_cha
 
 
 def test_a_move_that_fails_at_the_driver_puts_the_legacy_release_back(lab):
-    """The legacy packages went, the target came, then the driver step fails (a hold on amdgpu-dkms): the host gets
-    its legacy release back (the target's stream removed, 7.2.3 installed again) with its driver, compliant."""
+    """The legacy packages went, the target came, then the driver step fails (dpkg will not unpack the driver line's
+    amdgpu-dkms over a site package's file): the host gets its legacy release back (the target's stream removed,
+    7.2.3 installed again) with its driver, compliant."""
     driver = lab.root(SECOND, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip()
-    lab.root(SECOND, f"apt-mark unhold {HELD} && apt-mark hold amdgpu-dkms")
+    mend_prerm(lab, SECOND)
+    sources = [path for path in shipped_files(DRIVER_DEBS) if path.startswith("/usr/src/amdgpu-")]
+    own_files(lab, SECOND, "site-files-driver", sources)
     stopped = move(lab)
     assert stopped.returncode != 0
     hosts = report(lab)
     assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "driver", hosts[SECOND]
-    assert "Held packages were changed" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
+    assert "which is also in package site-files-driver" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
     assert hosts[THIRD]["outcome"] == "not_started" and THIRD not in stopped.changed_tasks, stopped.tail()
     assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}", stopped.tail()
     assert release_packages(lab, SECOND) == [HELD]
@@ -217,7 +277,7 @@ def test_a_move_that_fails_at_the_driver_puts_the_legacy_release_back(lab):
 
 
 def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
-    lab.root(SECOND, "apt-mark unhold amdgpu-dkms")
+    lab.root(SECOND, "dpkg -r site-files-driver")
     finished = move(lab)
     assert finished.returncode == 0, finished.tail()
     hosts = report(lab)
@@ -230,6 +290,23 @@ def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
     repos = lab.root(THIRD, "ls /etc/yum.repos.d && cat /etc/yum.repos.d/amdrocm-stable.repo")
     assert "/rocm/core/packages/rhel9/x86_64" in repos and "rocm.repo" not in repos.split(), repos
     compliant(lab, LIMIT, "-e", ON_TARGET)
+
+
+def test_a_rollback_that_fails_at_its_install_leaves_the_package_manager_working(lab):
+    """dpkg refuses to unpack rocm-core7.2.3 over a site package's file, after apt unpacked packages that depend on
+    it: what the failed install brought goes again, so apt works (its later calls would otherwise refuse, "Unmet
+    dependencies"), and the report has dpkg's own words."""
+    own_files(lab, CANARY, "site-files-legacy", [f"/opt/rocm-{LEGACY}/.info/version"])
+    failed = rollback(lab, CANARY)
+    lab.root(CANARY, "dpkg -r site-files-legacy")
+    assert failed.returncode != 0
+    entry = report(lab, "rollback")[CANARY]
+    assert (entry["outcome"], entry["step"]) == ("failed", "rollback"), entry
+    assert f"trying to overwrite '/opt/rocm-{LEGACY}/.info/version', which is also in package site-files-legacy" in \
+        entry["reason"], entry["reason"]
+    half_installed = lab.root(CANARY, "dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' | grep '^.[UFHWt]' || true")
+    assert half_installed.strip() == "", half_installed
+    lab.root(CANARY, "apt-get check")
 
 
 def test_a_rollback_of_a_finished_move_returns_the_host_to_its_legacy_release(lab):

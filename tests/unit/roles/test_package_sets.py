@@ -124,7 +124,8 @@ def test_the_lab_driver_of_641_keeps_its_apt_version():
 
 
 def test_the_driver_moves_only_when_missing_or_older():
-    task = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")
+    task = find_task("packages/tasks/driver.yml",
+                     "Install amdgpu-dkms of the decided driver line, or take back a failed install")
     driver = dict(DRIVERS["30.30.3"], line="30.30.3")
     variables = {**packages_variables("Debian"), "__packages_amdgpu_driver": driver}
     facts = variables.pop("ansible_facts")
@@ -136,7 +137,8 @@ def test_the_driver_moves_only_when_missing_or_older():
     assert moves(None) is True
     assert moves([{"version": "1:6.12.12.60401-2164967.22.04"}]) is True
     assert moves([{"version": "1:6.16.13.30300300-2327507.24.04"}]) is False
-    assert task["notify"] == "packages amdgpu driver changed"
+    install = find_task("packages/tasks/driver.yml", "Install amdgpu-dkms of the decided driver line")
+    assert install["notify"] == "packages amdgpu driver changed"
 
 
 def test_no_driver_object_without_the_driver_or_from_the_distribution():
@@ -212,8 +214,12 @@ def test_kernel_packages_follow_the_running_kernel(files, kernel, major, expecte
 
 
 def test_unlisted_releases_are_removed_through_their_release_package():
-    name = "Remove the ROCm releases that packages_rocm_versions does not list"
-    task = find_task("packages/tasks/versions.yml", name)
+    # One definition (vars/main.yml), read by the removal (tasks/versions.yml) and the lock check (tasks/locks.yml).
+    role_vars = load_yaml("packages/vars/main.yml")
+    task = {"vars": {name: role_vars[name] for name in ("__packages_unlisted_cores", "__packages_single_release")}}
+    removal = find_task("packages/tasks/versions.yml",
+                        "Remove the ROCm releases that packages_rocm_versions does not list")
+    assert removal["ansible.builtin.package"]["name"] == "{{ __packages_unlisted_cores }}"
     installed = {
         "rocm-core6.3.3": [{"version": "6.3.3.60303-74~22.04"}],
         "rocm-core6.4.1": [{"version": "6.4.1.60401-83~22.04"}],

@@ -7,6 +7,7 @@ from ansible_collections.rocm_fleet.core.plugins.plugin_utils.rollout.batches im
     rollout_table,
     stop_rollout,
 )
+from fleet_testing.dpkg_root import build_deb, dpkg, needs_dpkg, new_root
 
 DONE = {"outcome": "done"}
 FAILED = {"outcome": "failed", "step": "install", "reason": "E: Unable to locate package rocm-core7.2.3"}
@@ -98,3 +99,18 @@ def test_a_move_between_streams_names_the_stream_left_and_reached():
     table = rollout_table(report)
     assert table[0].split(None, 2)[2].strip() == "7.2.3 (legacy) -> 10.1.0 (core_sdk_10)"
     assert table[1].split(None, 2)[2].strip() == "10.0.0 -> 10.1.0"
+
+
+@needs_dpkg
+def test_dpkgs_own_error_from_apts_output_is_in_the_reason(tmp_path):
+    """apt's message only says dpkg failed; dpkg's lines (real ones: a file two packages ship) say why."""
+    root = new_root(tmp_path)
+    dpkg(root, "-i", str(build_deb(tmp_path, "site-files", "1.0", {"/opt/rocm/core-10.1/VERSION": "site\n"})))
+    refused = dpkg(root, "-i", str(build_deb(tmp_path, "amdrocm-sysdeps10.1", "10.1.0-1",
+                                             {"/opt/rocm/core-10.1/VERSION": "10.1.0\n"})), check=False)  # fmt: skip
+    assert refused.returncode != 0
+    result = {"failed": True, "msg": "'/usr/bin/apt-get -y install amdrocm-sysdeps10.1' failed: E: Sub-process "
+              "/usr/bin/dpkg returned an error code (1)\n", "stdout": "Unpacking ...\n" + refused.stderr}  # fmt: skip
+    reason = failure_reason(result, "Install")
+    assert "dpkg: error processing archive" in reason
+    assert "trying to overwrite '/opt/rocm/core-10.1/VERSION', which is also in package site-files 1.0" in reason
