@@ -21,15 +21,27 @@ def new_root(directory: Path) -> Path:
     return root
 
 
+def dpkg_query(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["dpkg-query", f"--admindir={root}/var/lib/dpkg", *args],
+                          text=True, check=True, capture_output=True)  # fmt: skip
+
+
 def dpkg(root: Path, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["dpkg", f"--root={root}", "--force-script-chrootless", "--force-not-root", *args],
                           input=stdin, text=True, check=check, capture_output=True)  # fmt: skip
 
 
-def build_deb(directory: Path, name: str, version: str, files: dict[str, str] | None = None) -> Path:
-    """A package of ``name`` and ``version`` shipping ``files`` ({path: text})."""
+def build_deb(directory: Path, name: str, version: str, files: dict[str, str] | None = None,
+              scripts: dict[str, str] | None = None, conffiles: tuple[str, ...] = ()) -> Path:
+    """A package of ``name`` and ``version`` shipping ``files`` ({path: text}), with maintainer ``scripts``
+    ({"postinst": text}) and ``conffiles`` (paths among ``files``)."""
     package = directory / f"{name}-{version}-build"
     (package / "DEBIAN").mkdir(parents=True)
+    for script, text in (scripts or {}).items():
+        (package / "DEBIAN" / script).write_text(text)
+        (package / "DEBIAN" / script).chmod(0o755)
+    if conffiles:
+        (package / "DEBIAN" / "conffiles").write_text("".join(f"{path}\n" for path in conffiles))
     (package / "DEBIAN" / "control").write_text(
         f"Package: {name}\nVersion: {version}\nArchitecture: all\nMaintainer: lab <lab@example.org>\nDescription: t\n"
     )
