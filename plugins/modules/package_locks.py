@@ -16,7 +16,8 @@ description:
   - Reads apt's holds (dpkg's C(hold) selection, as C(apt-mark hold) sets it) from C(/var/lib/dpkg/status), or the
     entries of dnf's versionlock plugin (C(dnf versionlock add)) from the list its
     C(/etc/dnf/plugins/versionlock.conf) names, where the plugin is configured and enabled and C(dnf.conf) leaves
-    plugins on.
+    plugins on, or zypper's package locks (C(zypper addlock)) from libzypp's C(/etc/zypp/locks) where C(zypp.conf)
+    applies it.
   - The packages role reads them before any change and fails a host where one would block the run
     (C(plugins/plugin_utils/decision/package_locks.py) decides).
   - Changes nothing; runs no command.
@@ -27,7 +28,7 @@ options:
     description: The host's package manager.
     type: str
     required: true
-    choices: [apt, dnf]
+    choices: [apt, dnf, zypper]
   root:
     description: The root the files are read under.
     type: path
@@ -45,8 +46,9 @@ RETURN = r"""
 locks:
   description:
     - One entry per hold or versionlock entry. C(kind) is C(hold) (apt), C(lock) or C(exclude) (a versionlock entry
-      with C(!)). C(version) is the held package's installed version, or the entry's C(EPOCH:VERSION-RELEASE);
-      null where a hold is on a package not installed or an entry names no version. C(name) may be a glob (dnf).
+      with C(!)), or C(zypper). C(version) is the held package's installed version, the entry's
+      C(EPOCH:VERSION-RELEASE), or a zypper lock's constraint as written (C(< 6.14)); null where a hold is on a
+      package not installed or an entry names no version. C(name) may be a glob (dnf, zypper).
   returned: success
   type: list
   elements: dict
@@ -60,7 +62,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.host.package_locks
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            manager=dict(type="str", required=True, choices=["apt", "dnf"]),
+            manager=dict(type="str", required=True, choices=["apt", "dnf", "zypper"]),
             root=dict(type="path", default="/"),
         ),
         supports_check_mode=True,

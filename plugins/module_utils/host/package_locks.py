@@ -11,6 +11,10 @@
   plugins on. A lock offers only the locked version of its name to an install; an entry
   with ``!`` excludes that version. Neither stops a removal. Without the plugin's
   configuration no lock applies, whatever a list file holds.
+* zypper: libzypp's locks file (``zypper addlock``, locks(5)), where zypp.conf leaves
+  locksfile.apply on. A lock keeps what it matches as it is: an installed package is
+  neither removed nor replaced, one not installed is not installed. Its version
+  constraint (``version: < 6.14``) is kept as written.
 
 What runs is read, no command: the controller decides what blocks a run
 (plugins/plugin_utils/decision/package_locks.py).
@@ -26,6 +30,8 @@ import re
 DPKG_STATUS = "/var/lib/dpkg/status"
 DNF_CONF = "/etc/dnf/dnf.conf"
 VERSIONLOCK_CONF = "/etc/dnf/plugins/versionlock.conf"
+ZYPP_CONF = "/etc/zypp/zypp.conf"
+ZYPP_LOCKS = "/etc/zypp/locks"
 # What `dnf versionlock add` writes: NAME-EPOCH:VERSION-RELEASE.* (the plugin's pkgtup2spec).
 _NEVRA = re.compile(r"^(?P<name>.+)-(?P<epoch>[0-9]+):(?P<version>[^-]+)-(?P<release>[^-]+?)(?:\.\*)?$")
 _TRUE = ("1", "yes", "true", "on")
@@ -105,8 +111,41 @@ def dnf_locks(read_text):
             if line.strip() and not line.strip().startswith("#")]
 
 
+def zypper_lock_entries(text):
+    """Each lock of a locks(5) file as {attribute: value}; locks are separated by empty lines, comments start with #."""
+    entries, entry = [], {}
+    for line in (text or "").splitlines() + [""]:
+        stripped = line.strip()
+        if not stripped:
+            if entry:
+                entries.append(entry)
+            entry = {}
+        elif not stripped.startswith("#") and ":" in stripped:
+            key, _sep, value = stripped.partition(":")
+            entry[key.strip()] = value.strip()
+    return entries
+
+
+def zypper_locks(read_text):
+    """[{name, version, kind: zypper}] of the package locks libzypp applies; empty where zypp.conf turns the locks
+    file off. A lock naming no package (a query by summary, a patch or pattern) is left out: it stops nothing the run
+    installs or removes by name."""
+    main = _ini(read_text(ZYPP_CONF)).get("main", {})
+    if main.get("locksfile.apply", "true").lower() not in _TRUE:
+        return []
+    locks = []
+    for entry in zypper_lock_entries(read_text(main.get("locksfile.path") or ZYPP_LOCKS)):
+        name = entry.get("solvable_name") or entry.get("query_string")
+        if not name or entry.get("type", "package") != "package":
+            continue
+        if entry.get("match_type", "substring") == "substring":  # libzypp's default match (exact and glob: as is)
+            name = "*%s*" % name
+        locks.append({"name": name, "version": entry.get("version") or None, "kind": "zypper"})
+    return locks
+
+
 def read_locks(manager, root="/"):
-    """The holds or locks of ``manager`` (apt, dnf) on the host at ``root``."""
+    """The holds or locks of ``manager`` (apt, dnf, zypper) on the host at ``root``."""
 
     def read_text(path):
         try:
@@ -119,4 +158,6 @@ def read_locks(manager, root="/"):
         return dpkg_holds(read_text(DPKG_STATUS) or "")
     if manager == "dnf":
         return dnf_locks(read_text)
-    raise ValueError("reading the locks of %r is not supported (apt, dnf)" % (manager,))
+    if manager == "zypper":
+        return zypper_locks(read_text)
+    raise ValueError("reading the locks of %r is not supported (apt, dnf, zypper)" % (manager,))

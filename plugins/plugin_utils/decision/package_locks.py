@@ -6,7 +6,8 @@
 The package managers refuse late, after the repositories changed and maybe after a removal:
 apt stops at a held package it must remove or replace ("Held packages were changed and
 -y was used without --allow-change-held-packages"), dnf offers only a locked version
-("All matches were filtered out by exclude filtering"). The packages role asks this first.
+("All matches were filtered out by exclude filtering"), zypper's solver finds a locked
+package in its way. The packages role asks this first.
 
 What a run changes, as the packages role decides it: the release packages it removes (a
 release the host must not keep, with every package of that release), the packages it installs
@@ -30,6 +31,9 @@ KINDS = {
     "hold": {"stops_removal": True, "what": "apt-mark hold", "release": "apt-mark unhold %s"},
     "lock": {"stops_removal": False, "what": "dnf versionlock", "release": "dnf versionlock delete %s"},
     "exclude": {"stops_removal": False, "what": "dnf versionlock exclude (!)", "release": "dnf versionlock delete %s"},
+    # A zypper lock keeps what it matches as it is, whatever its version constraint says: judged as if it had none
+    # (the run's versions are globs), so a constrained lock that would let the run pass still stops it here.
+    "zypper": {"stops_removal": True, "what": "zypper addlock", "release": "zypper removelock %s"},
 }
 _RELEASE_TOKEN = re.compile(r"[0-9]+(?:[.][0-9]+)+$")
 
@@ -60,20 +64,22 @@ def _removal_problem(lock, removes, installed):
     return None
 
 
-def _install_problem(lock, wanted, dkms_moves):
-    """Why ``lock`` stops an install: a hold keeps a package out or in place, a lock or an exclusion hides
-    the version the run installs."""
+def _install_problem(lock, wanted, dkms_moves, installed=()):
+    """Why ``lock`` stops an install: a hold or a zypper lock keeps a package out or in place, a lock or an
+    exclusion hides the version the run installs."""
     kind = lock["kind"]
     for name, glob in sorted(wanted.items()):
         if not _matching(lock, [name]):
             continue
         if kind == "hold" and not lock.get("installed"):
             return "the run installs %s, which the hold keeps from being installed" % name
+        if kind == "zypper" and name not in installed:
+            return "the run installs %s, which the lock keeps from being installed" % name
         if name in (DKMS, DKMS_FIRMWARE):
             if not dkms_moves:
                 continue
             fits = lock["version"] is not None and name == DKMS and _version_fits(lock["version"], glob)
-            if kind == "hold" or (kind == "lock" and not fits):
+            if kind in ("hold", "zypper") or (kind == "lock" and not fits):
                 return "the run moves %s to the decided driver line (%s %s)" % (name, DKMS, glob)
             if kind == "exclude" and (fits or lock["version"] is None):
                 return "the run installs %s %s, which the entry excludes" % (name, glob)
@@ -96,7 +102,7 @@ def blocking_locks(locks, removes=(), wanted=None, installed=(), dkms_moves=Fals
     for lock in locks:
         kind = KINDS[lock["kind"]]
         reason = _removal_problem(lock, removes, installed) if kind["stops_removal"] else None
-        reason = reason or _install_problem(lock, wanted, dkms_moves)
+        reason = reason or _install_problem(lock, wanted, dkms_moves, installed)
         if reason:
             problems.append({"name": lock["name"], "kind": lock["kind"], "reason": reason,
                              "release": kind["release"] % lock["name"], "what": kind["what"]})

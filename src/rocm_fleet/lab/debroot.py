@@ -118,7 +118,10 @@ def _build(recipe: Recipe, target: Path, log) -> Path:
             tail = (result.stdout + result.stderr)[-3000:]
             raise RuntimeError(f"debootstrap of {recipe.name} ({recipe.suite}) failed ({result.returncode}):\n{tail}")
         for step in recipe.customize:
-            subprocess.run(["chroot", str(building), "/bin/sh", "-ec", step], check=True, capture_output=True)
+            result = subprocess.run(["chroot", str(building), "/bin/sh", "-ec", step], capture_output=True, text=True)
+            if result.returncode != 0:
+                tail = (result.stdout + result.stderr)[-3000:]
+                raise RuntimeError(f"building {recipe.name}: {step[:200]!r} failed ({result.returncode}):\n{tail}")
         (building / STAMP).write_text(json.dumps({"recipe": recipe.digest(), "built": time.time()}))
         building.rename(target)
     finally:

@@ -100,8 +100,10 @@ class LabHost:
             )
             if systems.system(self.spec.system).boot_loader == "bls":
                 bls.install(self.root, os.uname().release)  # the installer's entry, grubenv and /etc/kernel/cmdline
-            else:
-                subprocess.run(["chroot", str(self.root), "/usr/sbin/update-grub"], check=True, capture_output=True)
+            else:  # the installer's grub.cfg: Debian's update-grub, SUSE's grub2-mkconfig
+                command = {"grub2": ["/usr/sbin/grub2-mkconfig", "-o", "/boot/grub2/grub.cfg"]}.get(
+                    systems.system(self.spec.system).boot_loader, ["/usr/sbin/update-grub"])
+                subprocess.run(["chroot", str(self.root), *command], check=True, capture_output=True)
         (etc / "ssh" / "sshd_config.d" / "20-lab-listen.conf").write_text(
             f"# Written by the rocm-fleet lab: this host's sshd on the machine's loopback.\n"
             f"ListenAddress 127.0.0.1:{self.spec.port}\n"

@@ -69,6 +69,9 @@ _MENU = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2(.*)\{\s*$")
 _MENU_ID = re.compile(r"\$menuentry_id_option\s+'([^']+)'")
 _SET_DEFAULT = re.compile(r'^\s*set\s+default="([^"]*)"')
 GRUBENV = "boot/grub/grubenv"
+# Where grub.cfg and grubenv live per boot loader that writes a grub.cfg (systems.LabSystem.boot_loader): Debian's
+# and Ubuntu's /boot/grub, SUSE's /boot/grub2.
+GRUB_DIRECTORIES = {"grub": "boot/grub", "grub2": "boot/grub2"}
 
 
 def grub_menu(text: str) -> list[dict]:
@@ -144,25 +147,27 @@ def boot_entry(root: Path, consume_next_entry: bool = False, boot_loader: str = 
     that is not found boots the first one, as GRUB falls back to entry 0.
 
     ``boot_loader`` "bls" (systems.LabSystem.boot_loader): the same from the Boot Loader Spec entries
-    and /boot/grub2/grubenv, as GRUB's blscfg picks them (rocm_fleet.lab.bls).
+    and /boot/grub2/grubenv, as GRUB's blscfg picks them (rocm_fleet.lab.bls); "grub2": SUSE's /boot/grub2.
     """
     if boot_loader == "bls":
         from rocm_fleet.lab import bls  # bls reads grubenv with this module's functions
 
         return bls.boot_entry(root, consume_next_entry)
-    grub_cfg = root / "boot" / "grub" / "grub.cfg"
+    directory = GRUB_DIRECTORIES[boot_loader]
+    grubenv = f"{directory}/grubenv"
+    grub_cfg = root / directory / "grub.cfg"
     if not grub_cfg.exists():
         return None
     text = grub_cfg.read_text(errors="replace")
     menu = grub_menu(text)
-    env = read_grubenv(root)
+    env = read_grubenv(root, grubenv)
     defaults = [m.group(1) for m in map(_SET_DEFAULT.match, text.splitlines()) if m]
     wanted = next((value for value in defaults if value != "${next_entry}"), "0")
     if "${next_entry}" in defaults and env.get("next_entry"):
         wanted = env["next_entry"]
         if consume_next_entry:
             env["next_entry"] = ""
-            write_grubenv(root, env)
+            write_grubenv(root, env, grubenv)
     elif wanted == "${saved_entry}":
         wanted = env.get("saved_entry", "")
     return (_menu_pick(menu, wanted) if wanted else None) or _first_entry(menu)

@@ -54,6 +54,16 @@ BOOT_LOADER_FILES = {
         "default-grub-rhel": ("etc/default/grub", 0o644),
         "sysconfig-kernel": ("etc/sysconfig/kernel", 0o644),
     },
+    # SLES: GRUB2 with grub.cfg and grubenv in /boot/grub2 (no BLS, no grub.d drop-ins); the grub tools are
+    # upstream's under their grub2- names, which the Debian stand-ins follow when called so.
+    "grub2": {
+        "grub-mkconfig": ("usr/sbin/grub2-mkconfig", 0o755),
+        "grub2-editenv": ("usr/bin/grub2-editenv", 0o755),
+        "grub-set-default": ("usr/sbin/grub2-set-default", 0o755),
+        "grub-reboot": ("usr/sbin/grub2-reboot", 0o755),
+        # What the SLES 15 SP7 installer writes.
+        "default-grub-sles": ("etc/default/grub", 0o644),
+    },
 }
 BOOT_LOADERS = tuple(BOOT_LOADER_FILES)
 # systemd-udevd does not run in a container: systemd decides that from a read-only /sys, which the
@@ -79,12 +89,14 @@ BOOT_LOADER_LINKS = {
     # Debian's systemd adds a plugin no RHEL host has (it would offer /boot/initrd.img-<k>): masked as
     # kernel-install's documentation says, by a link to /dev/null in /etc.
     "bls": {"etc/kernel/install.d/85-initrd.install": "/dev/null"},
+    "grub2": {},
 }
 # Directories the boot loader's packages ship empty.
 BOOT_LOADER_DIRS = {
     # grub-common ships it; roles drop their kernel parameters there.
     "grub": ("etc/default/grub.d",),
     "bls": (),
+    "grub2": (),
 }
 
 

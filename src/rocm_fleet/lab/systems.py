@@ -16,13 +16,13 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-RPM_FAMILIES = ("rocky", "rhel")
+RPM_FAMILIES = ("rocky", "rhel", "sles")
 
 
 @dataclass(frozen=True)
 class LabSystem:
     key: str  # lab_os in inventory/lab
-    family: str  # debian, ubuntu, rocky, rhel
+    family: str  # debian, ubuntu, rocky, rhel, sles
     suite: str  # the Debian suite of the userland underneath
     version: str  # VERSION_ID
     codename: str  # VERSION_CODENAME: what apt sources name
@@ -30,8 +30,9 @@ class LabSystem:
     identity: dict[str, str] = field(default_factory=dict)
     packages: tuple[str, ...] = ()  # beyond the base's (rocm_fleet.lab.base.PACKAGES)
     setup: tuple[str, ...] = ()  # commands run in the base after the identity is written
-    # How the host boots: "grub" (grub.cfg by update-grub, Debian and Ubuntu) or "bls" (Boot Loader Spec
-    # entries in /boot/loader/entries with grub2's blscfg and grubby, the RHEL family).
+    # How the host boots: "grub" (grub.cfg by update-grub, Debian and Ubuntu), "bls" (Boot Loader Spec
+    # entries in /boot/loader/entries with grub2's blscfg and grubby, the RHEL family) or "grub2" (grub.cfg
+    # by grub2-mkconfig in /boot/grub2, SLES).
     boot_loader: str = "grub"
     release_name: str = ""  # what ansible-core reports as distribution_release where there is no codename
 
@@ -45,12 +46,12 @@ class LabSystem:
     def ansible_distribution(self) -> str:
         """ansible_distribution: what ansible-core's distribution collector names the system ("RedHat" for RHEL, read
         from /etc/redhat-release; the os-release ID capitalized otherwise)."""
-        return "RedHat" if self.family == "rhel" else self.family.capitalize()
+        return {"rhel": "RedHat", "sles": "SLES"}.get(self.family, self.family.capitalize())
 
     @property
     def name(self) -> str:
-        """How messages name it: "Debian 12", "Ubuntu 24.04", "RHEL 10.0"."""
-        return f"{'RHEL' if self.family == 'rhel' else self.family.capitalize()} {self.version}"
+        """How messages name it: "Debian 12", "Ubuntu 24.04", "RHEL 10.0", "SLES 15.7"."""
+        return f"{ {'rhel': 'RHEL', 'sles': 'SLES'}.get(self.family, self.family.capitalize())} {self.version}"
 
     @property
     def package_format(self) -> str:
@@ -58,13 +59,20 @@ class LabSystem:
         return "rpm" if self.family in RPM_FAMILIES else "deb"
 
     @property
+    def package_manager(self) -> str:
+        """apt, dnf (the RHEL family) or zypper (SLES)."""
+        return {"deb": "apt"}.get(self.package_format, "zypper" if self.family == "sles" else "dnf")
+
+    @property
     def major(self) -> str:
         return self.version.split(".")[0]
 
     @property
     def core_sdk_directory(self) -> str:
-        """AMD's ROCm Core SDK directory of the system (rocm/core/packages/<directory>): debian12, ubuntu2404, and
-        rhelN for the whole RHEL family (roles/preflight/vars/release_streams.yml, os_dirs.core)."""
+        """AMD's ROCm Core SDK directory of the system (rocm/core/packages/<directory>): debian12, ubuntu2404,
+        rhelN for the whole RHEL family, slesN (roles/preflight/vars/release_streams.yml, os_dirs.core)."""
+        if self.family == "sles":
+            return f"sles{self.major}"
         if self.package_format == "rpm":
             return f"rhel{self.major}"
         return f"{self.family}{self.version.replace('.', '')}"
@@ -127,7 +135,7 @@ for package in wanted["packages"]:
         found = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package["debian"]], capture_output=True,
                                text=True, check=True).stdout
         version = re.split(r"[-+~]", found.split(":", 1)[-1])[0]
-    lines = ["Name: " + package["name"], "Version: " + version, "Release: 1.el" + wanted["major"],
+    lines = ["Name: " + package["name"], "Version: " + version, "Release: " + wanted["release"],
              "Summary: " + package["summary"], "License: GPL-2.0-or-later", "BuildArch: noarch", "AutoReqProv: no"]
     lines += ["Provides: " + item.replace("@VERSION@", version) for item in package.get("provides", [])]
     lines += ["%description", package["summary"], "%files", ""]
@@ -143,18 +151,27 @@ subprocess.run(["rm", "-rf", top], check=True)
 
 
 def _rpm_database_steps(
-    release: str, version: str, major: str, provides: tuple[str, ...], twins: dict[str, tuple[str, ...]]
+    release: str,
+    version: str,
+    major: str,
+    provides: tuple[str, ...],
+    twins: dict[str, tuple[str, ...]],
+    rpm_release: str = "",
+    rpm_family: bool = True,
 ) -> tuple[str, ...]:
     """Commands that fill the base's rpm database as the distribution's installer leaves it: its release package
     (what dnf reads $releasever from: Provides system-release(releasever)) and, for each distribution package the
     Debian userland provides (twins: rpm name -> (Debian package, file provides...)), an empty package of that name
-    and version, so dnf finds installed what the distribution installs (dnf-plugins-core, /bin/sh, ...)."""
+    and version, so dnf finds installed what the distribution installs (dnf-plugins-core, /bin/sh, ...).
+    ``rpm_family``: the release package provides what the RHEL family's do (system-release, $releasever); SUSE's
+    provide only their own."""
+    release_provides = (f"system-release = {version}", f"system-release(releasever) = {major}") if rpm_family else ()
     packages = [
         {
             "name": release,
             "version": version,
             "summary": f"{release} (rocm-fleet lab: the release package of the system's identity files)",
-            "provides": [f"system-release = {version}", f"system-release(releasever) = {major}", *provides],
+            "provides": [*release_provides, *provides],
         },
         *(
             {
@@ -166,7 +183,7 @@ def _rpm_database_steps(
             for name, (debian, *files) in twins.items()
         ),
     ]
-    argument = json.dumps({"major": major, "packages": packages})
+    argument = json.dumps({"release": rpm_release or f"1.el{major}", "packages": packages})
     return (f"python3 -c {shlex.quote(_RPM_DATABASE_SCRIPT)} {shlex.quote(argument)}",)
 
 
@@ -292,6 +309,83 @@ def _rhel(version: str, suite: str) -> LabSystem:
     return _rpm_system(f"rhel{version}", "rhel", version, suite, "redhat-release", "Coughlan", os_release, release)
 
 
+# What a SLES host needs of Debian's archive for its package manager: zypper 1.14 with libzypp, rpm and its Python
+# bindings (package_facts), and the libraries beneath AMD's RPMs.
+ZYPPER_PACKAGES = ("zypper", "rpm", "python3-rpm")
+# The distribution's rpm packages of what Debian's packages provide beneath (rpm name -> Debian package, provides).
+ZYPPER_TWINS = {
+    "bash": ("bash", "/bin/sh", "/bin/bash", "/usr/bin/sh", "/usr/bin/bash"),
+    "zypper": ("zypper",),
+    "rpm": ("rpm",),
+    "python3-rpm": ("python3-rpm",),
+    "python3": ("python3", "/usr/bin/python3"),
+}
+
+
+def _sles(version: str, suite: str) -> LabSystem:
+    # SLES 15 SP7: sles-release's /usr/lib/os-release and product file (/etc/products.d/SLES.prod, which
+    # baseproduct links to: libzypp's $releasever and the registration read it), and the zypp.conf lines the
+    # distribution sets (kernels install side by side; zypper keeps the newest two and the running one).
+    major, service_pack = version.split(".")
+    pretty = f"SUSE Linux Enterprise Server {major} SP{service_pack}"
+    os_release = (
+        'NAME="SLES"\n'
+        f'VERSION="{major}-SP{service_pack}"\n'
+        f'VERSION_ID="{version}"\n'
+        f'PRETTY_NAME="{pretty}"\n'
+        'ID="sles"\n'
+        'ID_LIKE="suse"\n'
+        'ANSI_COLOR="0;32"\n'
+        f'CPE_NAME="cpe:/o:suse:sles:{major}:sp{service_pack}"\n'
+        'DOCUMENTATION_URL="https://documentation.suse.com/"\n'
+    )
+    product = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<product schemeversion="0">\n  <vendor>SUSE</vendor>\n'
+        f"  <name>SLES</name>\n  <version>{version}</version>\n  <release>0</release>\n  <arch>x86_64</arch>\n"
+        f"  <cpeid>cpe:/o:suse:sles:{major}:sp{service_pack}</cpeid>\n  <productline>sles</productline>\n"
+        f"  <register>\n    <target>sle-{major}-x86_64</target>\n  </register>\n  <summary>{pretty}</summary>\n"
+        "</product>\n"
+    )
+    rpm_release = f"{major}0{service_pack}00.1"  # SLES 15 SP7's packages: <version>-150700.<build>
+    return LabSystem(
+        key=f"sles{version}",
+        family="sles",
+        suite=suite,
+        version=version,
+        codename="",
+        identity={
+            "usr/lib/os-release": os_release,
+            "etc/issue": f"\nWelcome to {pretty}  (x86_64) - Kernel \\r (\\l).\n\n",
+            "etc/zypp/zypp.conf": (
+                "[main]\nmultiversion = provides:multiversion(kernel)\nmultiversion.kernels = latest,latest-1,running\n"
+            ),
+        },
+        packages=ZYPPER_PACKAGES + RPM_HOST_LIBRARIES,
+        boot_loader="grub2",
+        release_name=service_pack,
+        setup=(
+            "install -d -m 0755 /etc/zypp/repos.d /etc/rpm /etc/products.d",
+            f"printf %s {shlex.quote(product)} > /etc/products.d/SLES.prod",
+            "ln -sf SLES.prod /etc/products.d/baseproduct",
+            # The distribution's rpm keeps its database in /var/lib/rpm; Debian's rpm defaults to ~/.rpmdb.
+            "printf '%s\\n' '%_dbpath /var/lib/rpm' > /etc/rpm/macros.dbpath",
+            "rm -f /etc/debian_version",
+            # Ansible's package_facts reads apt's database first where python3-apt imports; SLES has none.
+            "dpkg --purge python3-apt",
+            *_rpm_database_steps(
+                "sles-release",
+                version,
+                major,
+                # sles-release's product provides (its register target, sle-15-x86_64, is no version rpm 4.18 takes).
+                ("product() = SLES", f"product(SLES) = {version}-0", "distribution-release"),
+                ZYPPER_TWINS,
+                rpm_release,
+                rpm_family=False,
+            ),
+        ),
+    )
+
+
 SYSTEMS: dict[str, LabSystem] = {
     system.key: system
     for system in (
@@ -301,6 +395,8 @@ SYSTEMS: dict[str, LabSystem] = {
         _ubuntu("24.04", "24.04.4", "noble", "Numbat", "trixie", "trixie/sid"),
         _rocky("9.6", "bookworm"),
         _rhel("10.0", "bookworm"),
+        # Debian 12's zypper 1.14 (libzypp 17.25) beneath.
+        _sles("15.7", "bookworm"),
     )
 }
 DEFAULT = "debian12"  # a host without lab_os

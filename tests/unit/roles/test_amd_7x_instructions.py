@@ -83,28 +83,18 @@ def deb822(text: str) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in text.splitlines() if line and not line.startswith("#"))
 
 
-def rpm_repositories(os_name: str, rocm: str, task_file: str, **overrides) -> dict[str, str]:
-    """{repository id: baseurl}: of the .repo files the repo role writes on dnf (every one with gpgcheck=1), of the
-    zypper task file's loop items on zypper."""
-    if task_file == "dnf":
-        repositories = {}
-        for path, text in apt_sources(os_name, rocm, **overrides).items():
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.read_string(text, source=path)
-            for section in parser.sections():
-                assert parser[section]["gpgcheck"] == "1", (path, section)
-                repositories[section] = parser[section]["baseurl"]
-        return repositories
-    variables = role_variables("repo", os_name, rocm, **overrides)
+def rpm_repositories(os_name: str, rocm: str, manager: str, **overrides) -> dict[str, str]:
+    """{repository id: baseurl} of the .repo files the repo role writes, in dnf's or zypper's directory (every one
+    with gpgcheck=1: zypper reads the same format)."""
+    directory = {"dnf": "/etc/yum.repos.d/", "zypper": "/etc/zypp/repos.d/"}[manager]
     repositories = {}
-    for task in load_yaml(f"repo/tasks/{task_file}.yml"):
-        if "community.general.zypper_repository" not in task:
-            continue
-        items = render(task["loop"], **variables) if "loop" in task else [None]
-        for item in items:
-            args = render(task["community.general.zypper_repository"], item=item, **variables)
-            if args["state"] == "present":
-                repositories[args["name"]] = args["repo"]
+    for path, text in apt_sources(os_name, rocm, **overrides).items():
+        assert path.startswith(directory), path
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text, source=path)
+        for section in parser.sections():
+            assert parser[section]["gpgcheck"] == "1", (path, section)
+            repositories[section] = parser[section]["baseurl"]
     return repositories
 
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from rocm_fleet.lab import systems
-from rocm_fleet.lab.mirror import rpm_distro, server, signing
+from rocm_fleet.lab.mirror import rpm_distro, rpm_sle, server, signing
 from rocm_fleet.lab.mirror.build import (
     DISTRO_KEYRING,
     DISTRO_SOURCES,
@@ -115,6 +115,9 @@ def install_distro_source(root: Path, info: MirrorInfo, system: systems.LabSyste
             raise ValueError(
                 f"the lab mirror serves no Debian subset for {suite!r} (it serves {', '.join(DEBIAN_VERSIONS)})"
             )
+    if system.family == "sles":
+        rpm_sle.install_sources(root, info.base_url, system)
+        return
     if system.package_format == "rpm":
         rpm_distro.install_sources(root, info.base_url, system, info.www)
         return

@@ -433,6 +433,7 @@ class CoreSdkRelease:
             # RHEL-family hosts run on Debian 12's userland (rocm_fleet.lab.systems).
             "rhel9": "bookworm",
             "rhel10": "bookworm",
+            "sles15": "bookworm",  # so do SLES hosts
         }
     )
 

@@ -29,7 +29,15 @@ _DEPEND = re.compile(r"^\s*([a-z0-9][a-z0-9+.-]*)(?::\w+)?\s*(?:\(\s*(<<|<=|=|>=
 
 
 def dist_tag(system: systems.LabSystem) -> str:
-    return f"el{system.major}"
+    """The RHEL family's el<N>; none on SLES (AMD's SLES RPMs carry none: amdgpu-install-7.2.1.70201-1.noarch.rpm
+    in sle/15.7, -1.el9 in el/9.6)."""
+    return "" if system.family == "sles" else f"el{system.major}"
+
+
+def tagged(build: str | int, system: systems.LabSystem) -> str:
+    """An RPM release of AMD's: the build, with the system's dist tag where it has one."""
+    tag = dist_tag(system)
+    return f"{build}.{tag}" if tag else str(build)
 
 
 def core_sdk_root(system: systems.LabSystem) -> str:
@@ -37,6 +45,8 @@ def core_sdk_root(system: systems.LabSystem) -> str:
 
 
 def amdgpu_line_root(driver: DriverLine, system: systems.LabSystem) -> str:
+    if system.family == "sles":  # roles/repo/vars/Suse.yml: sle/<OS version>
+        return f"amdgpu/{driver.directory}/sle/{system.version}/main/x86_64"
     os_dir = system.version if system.major == "9" else system.major
     return f"amdgpu/{driver.directory}/el/{os_dir}/main/x86_64"
 
@@ -90,7 +100,7 @@ def core_sdk_repo(system, tools: dict[str, amd_packages.Tools], amd_smi: dict) -
     for release in CORE_SDK_RELEASES:
         suite = release.tool_suite(directory)
         debs = core_sdk.release_packages(release, directory, tools[suite.suite], amd_smi.get(suite.suite))
-        rel = f"{release.build}.{dist_tag(system)}"
+        rel = tagged(release.build, system)
         evr_of = {rpm_name(deb.name): f"{release.version}-{rel}" for deb in debs}
         for deb in debs:
             rpm = from_deb(deb, release.version, rel)
@@ -111,10 +121,9 @@ def driver_line_repos(system, drivers=DRIVER_LINES) -> list[RpmRepo]:
     roles/preflight/vars/amdgpu_drivers.yml records AMD's: amdgpu-dkms 1:<module>-<build>.el9,
     amdgpu-dkms-firmware <line>.0.<tag>-<build>.el9)."""
     repos = []
-    tag = dist_tag(system)
     codename = next(iter(CODENAMES))  # the payload does not depend on it; the versions are rpm's
     for driver in drivers:
-        release = f"{driver.build}.{tag}"
+        release = tagged(driver.build, system)
         module_version = f"{driver.module_version}-{release}"
         firmware_version = driver.firmware_deb_version(codename).split("-", 1)[0]
         firmware_deb, dkms_deb = amd_packages.driver_line_packages(driver, codename)

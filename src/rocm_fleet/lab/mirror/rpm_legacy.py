@@ -38,6 +38,11 @@ def os_dir(system) -> str:
 
 
 def roots(release: RocmRelease, system) -> dict[str, str]:
+    if system.family == "sles":  # release_streams.yml, legacy's zypper sections
+        return {
+            "rocm": f"rocm/zyp/{release.repo_dir}/main",
+            "graphics": f"graphics/{release.repo_dir}/sle/{system.version}/main/x86_64",
+        }
     return {
         "rocm": f"rocm/el{system.major}/{release.repo_dir}/main",
         "graphics": f"graphics/{release.repo_dir}/el/{os_dir(system)}/main/x86_64",
@@ -50,7 +55,7 @@ def rpm_version(deb_version: str, tag: str) -> tuple[int | None, str, str]:
     epoch, _, rest = deb_version.rpartition(":")
     upstream, _, revision = rest.rpartition("-")
     build = revision.split("~")[0].split(".")[0]
-    return (int(epoch) if epoch else None), upstream, f"{build}.{tag}"
+    return (int(epoch) if epoch else None), upstream, f"{build}.{tag}" if tag else build
 
 
 def debian_payload(deb: Path) -> tuple[dict[str, tuple[int, bytes]], dict[str, str]]:

@@ -1,13 +1,13 @@
-"""The lab mirror's RPM repositories, for its RHEL-family hosts (rocm_fleet.lab.systems, package_format "rpm"):
-AMD's (rpm_amd.py, rpm_legacy.py) and the distribution's (rpm_distro.py) for each such system, built with the real
-rpmbuild, signed with rpmsign and indexed with createrepo_c (rpms.py)."""
+"""The lab mirror's RPM repositories, for its RHEL-family and SLES hosts (rocm_fleet.lab.systems, package_format
+"rpm"): AMD's (rpm_amd.py, rpm_legacy.py) and the distribution's (rpm_distro.py, rpm_sle.py) for each such system,
+built with the real rpmbuild, signed with rpmsign and indexed with createrepo_c (rpms.py)."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 from rocm_fleet.lab import systems
-from rocm_fleet.lab.mirror import amd_packages, core_sdk, rpm_amd, rpm_distro, rpm_legacy, rpms, signing
+from rocm_fleet.lab.mirror import amd_packages, core_sdk, rpm_amd, rpm_distro, rpm_legacy, rpm_sle, rpms, signing
 from rocm_fleet.lab.mirror.rpms import RpmRepo
 
 RPM_SYSTEMS = {key: system for key, system in systems.SYSTEMS.items() if system.package_format == "rpm"}
@@ -27,7 +27,8 @@ def all_repos(
             *rpm_amd.driver_line_repos(system),
             *rpm_amd.driver_line_repos(system, legacy_drivers),
             *rpm_legacy.legacy_repos(system, tools, tool_debs),
-            *rpm_distro.distro_repos(system, kernel, base_url),
+            *(rpm_sle.distro_repos(system, kernel) if system.family == "sles"
+              else rpm_distro.distro_repos(system, kernel, base_url)),
         ]:
             found.setdefault(repo.path, repo)
     return list(found.values())

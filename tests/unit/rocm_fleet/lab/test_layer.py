@@ -42,6 +42,15 @@ BLS = {
 }
 
 
+SUSE = {
+    "usr/sbin/grub2-mkconfig",
+    "usr/bin/grub2-editenv",
+    "usr/sbin/grub2-set-default",
+    "usr/sbin/grub2-reboot",
+    "etc/default/grub",
+}
+
+
 def tools(directory):
     """Files and links of a layer, leaving out the boot-loader-independent udev drop-ins and module indexes."""
     found = set()
@@ -73,7 +82,15 @@ def test_a_bls_host_gets_the_rhel_tools_and_no_debian_grub_one():
     assert os.access(rhel / "usr/sbin/grubby", os.X_OK)
 
 
+def test_a_sles_host_gets_upstreams_grub2_tools_and_neither_debians_nor_rhels():
+    sles = layer.ensure_layer("grub2")
+    assert tools(sles) == SHARED | SUSE
+    assert "GRUB_DEFAULT=saved" in (sles / "etc/default/grub").read_text()
+    assert "GRUB_ENABLE_BLSCFG" not in (sles / "etc/default/grub").read_text()
+
+
 def test_each_boot_loader_has_a_layer_of_its_own_and_an_unknown_one_is_refused():
+    assert len({layer.layer_hash(loader) for loader in ("grub", "bls", "grub2")}) == 3
     assert layer.layer_hash("grub") != layer.layer_hash("bls")
     assert layer.ensure_layer("grub") != layer.ensure_layer("bls")
     with pytest.raises(ValueError, match="no lab layer for boot loader 'uefi'"):

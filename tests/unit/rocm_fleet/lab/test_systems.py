@@ -285,4 +285,5 @@ def test_each_system_names_the_distribution_ansible_core_reports():
         "ubuntu24.04": "Ubuntu",
         "rocky9.6": "Rocky",
         "rhel10.0": "RedHat",
+        "sles15.7": "SLES",  # the os-release NAME on SUSE (distribution.py reads /etc/os-release)
     }

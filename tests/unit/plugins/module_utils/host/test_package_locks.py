@@ -1,7 +1,10 @@
 """The holds and version locks a host keeps: apt's as the real dpkg records them, dnf's versionlock list as its
-plugin reads it (the plugin's configuration decides whether a list counts)."""
+plugin reads it (the plugin's configuration decides whether a list counts), zypper's as the real zypper writes them."""
 
 from __future__ import annotations
+
+import shutil
+import subprocess
 
 import pytest
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host import package_locks
@@ -73,5 +76,44 @@ def test_a_list_the_plugin_does_not_read_locks_nothing(tmp_path, conf, dnf_conf)
 
 
 def test_a_manager_whose_locks_are_not_read_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="zypper"):
-        package_locks.read_locks("zypper", str(tmp_path))
+    with pytest.raises(ValueError, match="apt, dnf, zypper"):
+        package_locks.read_locks("pacman", str(tmp_path))
+
+
+needs_zypper = pytest.mark.skipif(not shutil.which("zypper"), reason="zypper is not installed")
+
+
+def zypper_root(tmp_path, *locks, zypp_conf=None):
+    """A root whose locks file the real zypper wrote (``zypper --root ROOT addlock LOCK...``)."""
+    (tmp_path / "etc/zypp").mkdir(parents=True)
+    if zypp_conf is not None:
+        (tmp_path / "etc/zypp/zypp.conf").write_text(zypp_conf)
+    for lock in locks:
+        subprocess.run(["zypper", "--non-interactive", "--root", str(tmp_path), "addlock", lock], check=True,
+                       capture_output=True)  # fmt: skip
+    return str(tmp_path)
+
+
+@needs_zypper
+def test_zypper_locks_are_read_as_zypper_addlock_writes_them(tmp_path):
+    root = zypper_root(tmp_path, "kernel-default", "amdgpu-dkms < 6.14", "rocm*")
+    assert sorted(package_locks.read_locks("zypper", root), key=lambda lock: lock["name"]) == [
+        {"name": "amdgpu-dkms", "version": "< 6.14", "kind": "zypper"},
+        {"name": "kernel-default", "version": None, "kind": "zypper"},
+        {"name": "rocm*", "version": None, "kind": "zypper"},
+    ]
+
+
+@needs_zypper
+def test_zypper_locks_zypp_conf_does_not_apply_lock_nothing(tmp_path):
+    root = zypper_root(tmp_path, "amdgpu-dkms", zypp_conf="[main]\nlocksfile.apply = false\n")
+    assert package_locks.read_locks("zypper", root) == []
+
+
+def test_a_host_without_a_locks_file_has_no_zypper_locks(tmp_path):
+    assert package_locks.read_locks("zypper", str(tmp_path)) == []
+
+
+def test_a_lock_by_summary_or_of_a_pattern_names_no_package_and_is_left_out():
+    text = "\ntype: pattern\nmatch_type: glob\nsolvable_name: devel_basis\n\n\nsolvable_summary: kernel\n\n"
+    assert package_locks.zypper_locks(lambda path: text if path.endswith("locks") else None) == []

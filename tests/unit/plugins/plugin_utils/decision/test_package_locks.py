@@ -75,3 +75,28 @@ def test_the_message_names_the_host_each_lock_why_and_how_to_release_it():
     assert "apt-mark hold on rocm-core7.2.3" in message and "release it: apt-mark unhold rocm-core7.2.3" in message
     assert "dnf versionlock on amdgpu-dkms" in message and "release it: dnf versionlock delete amdgpu-dkms" in message
     assert lock_problem("gpu-07", []) is None
+
+
+def zypper(name, version=None):
+    return {"name": name, "version": version, "kind": "zypper"}
+
+
+def test_a_zypper_lock_on_a_release_the_run_removes_blocks_it_and_names_removelock():
+    problems = blocking_locks([zypper("rocm-core7.2.3")], removes=["rocm-core7.2.3"], installed=LEGACY)
+    assert names(problems) == ["rocm-core7.2.3"]
+    assert problems[0]["release"] == "zypper removelock rocm-core7.2.3"
+
+
+def test_a_zypper_lock_on_a_package_not_installed_keeps_the_install_out():
+    problems = blocking_locks([zypper("amdrocm*")], wanted={"amdrocm10.1-gfx90a": ""}, installed=LEGACY)
+    assert "keeps from being installed" in problems[0]["reason"]
+    assert blocking_locks([zypper("amdrocm*")], wanted={"amdrocm10.1-gfx90a": ""},
+                          installed=["amdrocm10.1-gfx90a"]) == []  # fmt: skip
+
+
+@pytest.mark.parametrize("version", [None, "< 6.14"])
+def test_a_zypper_lock_on_amdgpu_dkms_blocks_its_move_whatever_its_constraint(version):
+    lock = zypper("amdgpu-dkms", version)
+    moving = blocking_locks([lock], wanted={"amdgpu-dkms": DKMS_GLOB}, installed=["amdgpu-dkms"], dkms_moves=True)
+    assert "moves amdgpu-dkms" in moving[0]["reason"]
+    assert blocking_locks([lock], wanted={"amdgpu-dkms": DKMS_GLOB}, installed=["amdgpu-dkms"]) == []

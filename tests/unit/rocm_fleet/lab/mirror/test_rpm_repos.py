@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fleet_testing.core_sdk_fakes import AMD_SMI_FILES, tools
 
-from rocm_fleet.lab.mirror import rpm_amd, rpm_distro, rpm_repos
+from rocm_fleet.lab.mirror import rpm_amd, rpm_distro, rpm_repos, rpm_sle
 from rocm_fleet.lab.mirror.catalog import TOOL_SUITES
 
 KERNEL = "6.1.0-28-amd64"
@@ -19,11 +19,18 @@ def test_each_rpm_system_gets_amds_and_its_distributions_repositories_once(monke
     paths = [repo.path for repo in repos]
     assert len(paths) == len(set(paths))
     assert rpm_repos.RPM_SYSTEMS
-    for system in rpm_repos.RPM_SYSTEMS.values():
+    sles = [system for system in rpm_repos.RPM_SYSTEMS.values() if system.family == "sles"]
+    el = [system for system in rpm_repos.RPM_SYSTEMS.values() if system.family != "sles"]
+    assert sles and el
+    for system in el:
         baseos = next(repo for repo in rpm_distro.family_repos(system) if repo.content == "baseos")
         for path in (rpm_amd.core_sdk_root(system), baseos.path(system), f"epel/{system.major}/Everything/x86_64"):
             assert path in paths, path
             assert next(repo for repo in repos if repo.path == path).specs, path
-    assert {repo.path for repo in repos if not repo.specs} <= {
-        repo.path(system) for system in rpm_repos.RPM_SYSTEMS.values() for repo in rpm_distro.family_repos(system)
-    }
+    for system in sles:
+        served = {repo.content: repo.url_path for repo in rpm_sle.module_repos(system)}
+        for path in (rpm_amd.core_sdk_root(system), served["kernel"], served["dkms"]):
+            assert next(repo for repo in repos if repo.path == path).specs, path
+    empty = {repo.path(system) for system in el for repo in rpm_distro.family_repos(system)}
+    empty |= {repo.url_path for system in sles for repo in rpm_sle.module_repos(system)}
+    assert {repo.path for repo in repos if not repo.specs} <= empty
