@@ -26,8 +26,8 @@ GRUB_DROPIN = "/etc/default/grub.d/90-rocm-fleet.cfg"
 SCENARIOS = {
     # XGMI down: ROCM-HEALTH-002 names the GPUs and links; the KFD table (ROCM-TOPO-001) is its consequence.
     "mi300x-01": ([], [["degrade-link", "0", "1"]], {"ROCM-HEALTH-002"}),
-    # On the ROCm Core SDK: the key of its repository gone, so apt can no longer check what it installs from it.
-    "mi300x-02": (["rm /etc/apt/keyrings/amdrocm.asc"], [], {"ROCM-REPO-002"}),
+    # SLES on the ROCm Core SDK: its repository file gone, so zypper no longer installs or updates from it.
+    "mi300x-02": (["rm /etc/zypp/repos.d/amdrocm-stable.repo"], [], {"ROCM-REPO-001"}),
     # Left as site.yml converged it (ROCm 10.1.0 on Rocky Linux 9.6): nothing found, nothing to change.
     "mi300x-03": ([], [], set()),
     "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [], {"ROCM-SYSCTL-001"}),

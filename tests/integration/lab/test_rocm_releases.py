@@ -144,7 +144,8 @@ def files(pattern):
 def run(*argv):
     return subprocess.run(argv, capture_output=True, text=True).stdout if shutil.which(argv[0]) else None
 release = dict(line.split("=", 1) for line in (read("/etc/os-release") or "").splitlines() if "=" in line)
-rpm_host = "rhel" in (release.get("ID", "") + " " + release.get("ID_LIKE", "")).replace('"', "").split()
+families = (release.get("ID", "") + " " + release.get("ID_LIKE", "")).replace('"', "").split()
+rpm_host = "rhel" in families or "suse" in families
 if rpm_host:
     query = run("rpm", "-qa", "--qf", "%{NAME}|%{EPOCH}|%{VERSION}-%{RELEASE}\n") or ""
     rows = [line.split("|") for line in query.splitlines()]
@@ -160,6 +161,11 @@ print(json.dumps({
     "sources": files("/etc/apt/sources.list.d/*"),
     "preferences": files("/etc/apt/preferences.d/*"),
     "repos": files("/etc/yum.repos.d/*"),
+    "zypp_repos": files("/etc/zypp/repos.d/*"),
+    "zypp_locks": read("/etc/zypp/locks"),
+    "default_grub": read("/etc/default/grub"),
+    "grubenv": read("/boot/grub2/grubenv"),
+    "grub_cfg": read("/boot/grub2/grub.cfg") if "suse" in families else None,
     "dnf_conf": read("/etc/dnf/dnf.conf"),
     "pubkeys": pubkeys,
     "default_kernel": (run("sudo", "-n", "/usr/sbin/grubby", "--default-kernel") or "").strip() or None,
@@ -340,7 +346,8 @@ def check_core_sdk_hosts(lab, hosts_by_release, release):
         seen = probe(lab, host)
         system = HOSTS[host].system
         if seen["rpm_host"]:
-            check_core_sdk_rpm_host(seen, host, release)
+            (check_core_sdk_sles_host if HOSTS[host].system.startswith("sles") else check_core_sdk_rpm_host)(
+                seen, host, release)
             continue
         suite = SUITE[system]
         profile = load_profile(HOSTS[host].profile)
@@ -486,6 +493,75 @@ def check_core_sdk_rpm_host(seen: dict, host: str, release: str) -> None:
         assert not any(fnmatch.fnmatch(f"kernel-devel-{kernel_release}", glob) for glob in excludes), where
     # The boot default: grubby's default kernel is the one running, and it booted with the decided parameters.
     assert f"vmlinuz-{kernel_release} " in seen["cmdline"], where
+    assert (seen["core"], seen["rocm_bin"], (seen["core_version"] or "").strip()) == (
+        f"/opt/rocm/core-{spec.series}", f"/opt/rocm/core-{spec.series}/bin", release), where
+    assert seen["tools"]["rocm-smi"] is None and seen["tools"]["rocminfo"], where
+    assert (seen["amdgpu"] or "").strip() == (spec.module if gpu else ""), where
+
+
+# A SLES host on the Core SDK (inventory/lab's sles15 group). AMD's 10.0.0 install page registers
+# /etc/zypp/repos.d/amdrocm-stable.repo "[amdrocm-stable] name=ROCm 10.0.0 baseurl=https://stable.repo.amd.com/rocm/core/
+# packages/sles15/x86_64 enabled=1 gpgcheck=1" (amd-rocm-programming-guide docs/install/include/200-install.rst
+# @ 18f5e21, code index id 69869114788; release_streams.yml core_sdk_10, os_dirs sles: 15 -> sles15), and AGD's
+# package-manager-sles.rst (@ 67902e2) amdgpu.repo with baseurl amdgpu/<line>/sle/15.7/main/x86_64/ (the role adds
+# repo_rpm_priority, 50, which AMD's RHEL page sets and its SLES page does not). AMD's SLES RPMs carry no dist tag
+# (amdgpu-install-7.2.1.70201-1.noarch.rpm in amdgpu-install/7.2.1/sle/15.7). AMD's SLES prerequisites: the
+# Desktop Applications, Development Tools and Package Hub modules (SUSEConnect -p ...), kernel-default-devel.
+SLES_MODULES = ("Basesystem", "Server-Applications", "Desktop-Applications", "Development-Tools")
+
+
+def check_core_sdk_sles_host(seen: dict, host: str, release: str) -> None:
+    spec = CORE_SDK[release]
+    base = f"http://127.0.0.1:{paths.mirror_port()}"
+    system = systems.system(HOSTS[host].system)
+    profile = load_profile(HOSTS[host].profile)
+    gpu = bool(profile.gpus)
+    where = f"{host} ({system.key}, ROCm {release})"
+    major, service_pack = system.version.split(".")
+
+    repos = {name: ini(text or "") for name, text in seen["zypp_repos"].items()}
+    assert repos.pop("amdrocm-stable.repo") == {"amdrocm-stable": {
+        "name": f"ROCm {release}", "baseurl": f"{base}/rocm/core/packages/sles{major}/x86_64", "enabled": "1",
+        "gpgcheck": "1", "gpgkey": "file:///etc/pki/rpm-gpg/RPM-GPG-KEY-amdrocm"}}, where
+    assert repos.pop("amdgpu.repo", None) == ({"amdgpu": {
+        "name": f"amdgpu {spec.driver_dir}", "baseurl": f"{base}/amdgpu/{spec.driver_dir}/sle/{system.version}/main/"
+        "x86_64/", "enabled": "1", "gpgcheck": "1", "gpgkey": "file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rocm",
+        "priority": "50"}} if gpu else None), where
+    # The rest is the registration's: each module's repositories, Package Hub's among them, as it left them.
+    release_name = f"{major}-SP{service_pack}"
+    assert {name for section in repos.values() for name in (entry["name"] for entry in section.values())} == {
+        *(f"SLE-Module-{module}{release_name}-{kind}" for module in SLES_MODULES for kind in ("Pool", "Updates")),
+        f"SUSE-PackageHub-{release_name}-Backports-Pool"}, f"{where}: repository files nobody wrote: {sorted(repos)}"
+
+    assert fingerprints(seen["rpm_keys"]["RPM-GPG-KEY-amdrocm"]) == [PINNED_KEYS["amdrocm"]["fingerprints"]], where
+    imported = {key.split("-")[0] for key in seen["pubkeys"]}
+    assert PINNED_KEYS["amdrocm"]["fingerprints"][-8:].lower() in imported, where
+    assert (PINNED_KEYS["rocm"]["fingerprints"][-8:].lower() in imported) == gpu, where
+
+    packages = seen["packages"]
+    targets = sorted({RUNTIME_TARGET.get(gpu_spec.gfx_target, gpu_spec.gfx_target) for gpu_spec in profile.gpus})
+    for target in targets:
+        assert packages.get(f"amdrocm{spec.series}-{target}") == f"{release}-{CORE_SDK_BUILDS[release]}", where
+    assert not [name for name in packages if name.startswith("amdrocm") and spec.series not in name], where
+    assert not [name for name in packages if name.startswith("rocm-core")], where
+    kernel = seen["cmdline"].split()[0].removeprefix("BOOT_IMAGE=/boot/vmlinuz-")
+    if gpu:
+        dkms = packages.get("amdgpu-dkms", "")
+        assert dkms.startswith(f"1:{spec.module}-") and "." not in dkms.split("-")[-1], (where, dkms)
+        # AMD's kernel-default-devel: here kernel-<flavor>-devel of the running kernel at <version>-<source release>.
+        flavor, version = kernel.rsplit("-", 1)[1], kernel.rsplit("-", 1)[0]
+        assert packages.get(f"kernel-{flavor}-devel", "").startswith(f"{version}."), (where, kernel, packages)
+        assert "dkms" in packages, f"{where}: amdgpu-dkms requires Package Hub's dkms"
+    # No kernel update policy on zypper yet (roles/packages/README.md): no lock written.
+    assert seen["zypp_locks"] is None, where
+    # The boot default: GRUB_DEFAULT=saved with no saved entry boots grub.cfg's first entry, the running kernel, with
+    # the kernel role's parameters appended to SLES's GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub.
+    block = seen["default_grub"].split("# BEGIN rocm-fleet boot parameters", 1)[1]
+    parameters = block.split('"${GRUB_CMDLINE_LINUX_DEFAULT} ', 1)[1].split('"', 1)[0].split()
+    assert parameters and all(f" {parameter}" in seen["cmdline"] for parameter in parameters), (where, parameters)
+    assert "GRUB_DEFAULT=saved" in seen["default_grub"] and "saved_entry" not in (seen["grubenv"] or ""), where
+    first = seen["grub_cfg"].split("menuentry '", 1)[1].split("'", 1)[0]
+    assert first == f"SLES {major}-SP{service_pack}", (where, first)
     assert (seen["core"], seen["rocm_bin"], (seen["core_version"] or "").strip()) == (
         f"/opt/rocm/core-{spec.series}", f"/opt/rocm/core-{spec.series}/bin", release), where
     assert seen["tools"]["rocm-smi"] is None and seen["tools"]["rocminfo"], where

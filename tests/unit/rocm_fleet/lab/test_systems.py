@@ -120,13 +120,16 @@ def test_a_vault_encrypted_group_vars_file_is_read_without_failing(tmp_path):
     assert releases(directory) == {"gpu-07": "debian12"}
 
 
-def test_the_committed_lab_has_debian_13_hosts_beside_debian_12_ones_in_the_sites_groups():
+def test_the_committed_lab_runs_every_family_in_the_sites_groups():
     specs = inventory.committed_hosts()
     on_13 = [spec for spec in specs if spec.system == "debian13"]
-    assert any(spec.profile == "mi300x-8" and "mi300x_training" in spec.groups for spec in on_13)
     assert any("radeon_workstations" in spec.groups for spec in on_13)
     assert all("debian13" in spec.groups for spec in on_13)
     assert any(spec.system == "debian12" and spec.profile == "mi300x-8" for spec in specs)
+    # The list: RHEL 9 (Rocky) and RHEL 10, SLES 15.7, Ubuntu 22.04 and 24.04 beside Debian.
+    assert {spec.system for spec in specs} >= {"rocky9.6", "rhel10.0", "sles15.7", "ubuntu22.04", "ubuntu24.04"}
+    sles = [spec for spec in specs if spec.system == "sles15.7"]
+    assert sles and all("sles15" in spec.groups and spec.profile.startswith("mi300x") for spec in sles)
 
 
 def test_each_debian_release_has_a_base_recipe_of_its_suite_with_the_same_contents():
