@@ -439,6 +439,24 @@ def ini(text: str) -> dict[str, dict[str, str]]:
     return sections
 
 
+def check_rpm_keys_and_release_packages(seen: dict, profile, release: str, dist_tag: str, where: str) -> None:
+    """An RPM host's keys, as pinned and imported into the rpm database (gpg-pubkey-<last 8 of the fingerprint>), and
+    its Core SDK packages: the release's own per GPU target at AMD's version (``dist_tag``: .el9, none on SLES)."""
+    spec = CORE_SDK[release]
+    gpu = bool(profile.gpus)
+    assert fingerprints(seen["rpm_keys"]["RPM-GPG-KEY-amdrocm"]) == [PINNED_KEYS["amdrocm"]["fingerprints"]], where
+    imported = {key.split("-")[0] for key in seen["pubkeys"]}
+    assert PINNED_KEYS["amdrocm"]["fingerprints"][-8:].lower() in imported, where
+    assert (PINNED_KEYS["rocm"]["fingerprints"][-8:].lower() in imported) == gpu, where
+    packages = seen["packages"]
+    targets = sorted({RUNTIME_TARGET.get(gpu_spec.gfx_target, gpu_spec.gfx_target) for gpu_spec in profile.gpus})
+    for target in targets:
+        wanted = f"{release}-{CORE_SDK_BUILDS[release]}{dist_tag}"
+        assert packages.get(f"amdrocm{spec.series}-{target}") == wanted, where
+    assert not [name for name in packages if name.startswith("amdrocm") and spec.series not in name], where
+    assert not [name for name in packages if name.startswith("rocm-core")], where
+
+
 def check_core_sdk_rpm_host(seen: dict, host: str, release: str) -> None:
     spec = CORE_SDK[release]
     base = f"http://127.0.0.1:{paths.mirror_port()}"
@@ -466,19 +484,8 @@ def check_core_sdk_rpm_host(seen: dict, host: str, release: str) -> None:
     assert repos[crb_file][crb.format(major=major)]["enabled"] == "1", where
     assert set(repos) == DISTRO_REPO_FILES[system.family], f"{where}: repository files nobody wrote: {sorted(repos)}"
 
-    # The keys each .repo names, as pinned, imported into the rpm database (gpg-pubkey-<last 8 of the fingerprint>).
-    assert fingerprints(seen["rpm_keys"]["RPM-GPG-KEY-amdrocm"]) == [PINNED_KEYS["amdrocm"]["fingerprints"]], where
-    imported = {key.split("-")[0] for key in seen["pubkeys"]}
-    assert PINNED_KEYS["amdrocm"]["fingerprints"][-8:].lower() in imported, where
-    assert (PINNED_KEYS["rocm"]["fingerprints"][-8:].lower() in imported) == gpu, where
-
+    check_rpm_keys_and_release_packages(seen, profile, release, f".el{major}", where)
     packages = seen["packages"]
-    targets = sorted({RUNTIME_TARGET.get(gpu_spec.gfx_target, gpu_spec.gfx_target) for gpu_spec in profile.gpus})
-    for target in targets:
-        wanted = f"{release}-{CORE_SDK_BUILDS[release]}.el{major}"
-        assert packages.get(f"amdrocm{spec.series}-{target}") == wanted, where
-    assert not [name for name in packages if name.startswith("amdrocm") and spec.series not in name], where
-    assert not [name for name in packages if name.startswith("rocm-core")], where
     kernel_release = seen["default_kernel"].removeprefix("/boot/vmlinuz-")
     if gpu:
         assert packages.get("amdgpu-dkms", "").startswith(f"1:{spec.module}-") and packages["amdgpu-dkms"].endswith(
@@ -533,17 +540,8 @@ def check_core_sdk_sles_host(seen: dict, host: str, release: str) -> None:
         *(f"SLE-Module-{module}{release_name}-{kind}" for module in SLES_MODULES for kind in ("Pool", "Updates")),
         f"SUSE-PackageHub-{release_name}-Backports-Pool"}, f"{where}: repository files nobody wrote: {sorted(repos)}"
 
-    assert fingerprints(seen["rpm_keys"]["RPM-GPG-KEY-amdrocm"]) == [PINNED_KEYS["amdrocm"]["fingerprints"]], where
-    imported = {key.split("-")[0] for key in seen["pubkeys"]}
-    assert PINNED_KEYS["amdrocm"]["fingerprints"][-8:].lower() in imported, where
-    assert (PINNED_KEYS["rocm"]["fingerprints"][-8:].lower() in imported) == gpu, where
-
+    check_rpm_keys_and_release_packages(seen, profile, release, "", where)  # AMD's SLES RPMs: no dist tag
     packages = seen["packages"]
-    targets = sorted({RUNTIME_TARGET.get(gpu_spec.gfx_target, gpu_spec.gfx_target) for gpu_spec in profile.gpus})
-    for target in targets:
-        assert packages.get(f"amdrocm{spec.series}-{target}") == f"{release}-{CORE_SDK_BUILDS[release]}", where
-    assert not [name for name in packages if name.startswith("amdrocm") and spec.series not in name], where
-    assert not [name for name in packages if name.startswith("rocm-core")], where
     kernel = seen["cmdline"].split()[0].removeprefix("BOOT_IMAGE=/boot/vmlinuz-")
     if gpu:
         dkms = packages.get("amdgpu-dkms", "")
