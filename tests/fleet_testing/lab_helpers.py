@@ -21,6 +21,11 @@ def lab_available() -> str | None:
     return None
 
 
+# The first `lab up` on a fresh machine waits for what tests/run-all started building beside the gates (the lab
+# bases, about 10 minutes there) and then builds the mirror (about 5): 600 s stopped it on a fresh machine.
+LAB_UP_TIMEOUT = 2400
+
+
 def rocm_fleet(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*ROCM_FLEET, *args],
@@ -29,7 +34,7 @@ def rocm_fleet(*args: str, env: dict | None = None, check: bool = True) -> subpr
         capture_output=True,
         text=True,
         check=check,
-        timeout=600,
+        timeout=LAB_UP_TIMEOUT if args[:2] == ("lab", "up") else 600,
     )
 
 

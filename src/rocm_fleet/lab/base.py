@@ -2,8 +2,8 @@
 
 A base is a debootstrap minbase plus what a cloud image brings (sshd, python3,
 sudo, a login user with passwordless sudo). A Debian system's base is its suite's;
-another system's is the suite underneath it with the system's identity written over
-it. The lab runs Debian 12 and 13 and Ubuntu hosts side by side, as a site does.
+another system's is a copy of the suite's base underneath it with the system's packages
+installed and its identity written over it. The lab runs Debian 12 and 13 and Ubuntu hosts side by side, as a site does.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def recipe(suite: str = SUITE) -> debroot.Recipe:
 
 
 def system_recipe(key: str) -> debroot.Recipe:
-    """The base of a lab system: its suite's, with the system's packages and identity files where it has them."""
+    """The base of a lab system: its suite's, with the system's packages and identity files where it has them (a copy
+    of the suite's base they are installed and written in)."""
     system = systems.system(key)
     debian = recipe(system.suite)
     if not system.identity and not system.packages:
@@ -76,8 +77,9 @@ def system_recipe(key: str) -> debroot.Recipe:
     return debroot.Recipe(
         name=system.key,
         suite=system.suite,
-        packages=debian.packages + system.packages,
-        customize=debian.customize + writes + system.setup,
+        packages=system.packages,
+        customize=writes + system.setup,
+        parent=debian,
     )
 
 

@@ -5,6 +5,11 @@ Debian's real GPU tools and the second controller are all such roots. A root is
 built into a temporary directory and renamed into the cache only when complete,
 so an interrupted build never leaves a half root behind. The directory name
 carries a hash of the recipe: any change to it builds a new root next to the old.
+
+A recipe with a parent is built from a copy of the parent's root (its packages installed with apt from the same
+archive, its commands run after), not by a debootstrap of its own: the lab's Ubuntu, RHEL-family and SLES bases
+differ from their Debian suite's base by a few packages and files, and on a fresh machine five more debootstraps
+beside the others doubled the wait for the lab's first boot.
 """
 
 from __future__ import annotations
@@ -36,9 +41,13 @@ class Recipe:
     packages: tuple[str, ...]
     customize: tuple[str, ...] = field(default=())
     variant: str = "minbase"
+    # The root this one is a copy of; packages and customize are then what this root adds to it.
+    parent: Recipe | None = None
 
     def digest(self) -> str:
         recipe = {"suite": self.suite, "variant": self.variant, "packages": self.packages, "customize": self.customize}
+        if self.parent:
+            recipe["parent"] = self.parent.digest()
         return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
     def path(self) -> Path:
@@ -97,26 +106,15 @@ def ensure_root(recipe: Recipe, log=print) -> Path:
 
 
 def _build(recipe: Recipe, target: Path, log) -> Path:
-    # One download cache per recipe: debootstrap does not guard a cache shared by concurrent builds.
-    debs = paths.cache_dir() / "debs" / recipe.name
-    debs.mkdir(parents=True, exist_ok=True)
+    parent = ensure_root(recipe.parent, log=log) if recipe.parent else None
     building = target.parent / f".build-{target.name}-{time.time_ns()}"
     log(f"lab: building the Debian {recipe.suite} root {recipe.name} in {target} (first use; cached afterwards)")
     started = time.monotonic()
     try:
-        command = [
-            "debootstrap",
-            f"--variant={recipe.variant}",
-            f"--include={','.join(recipe.packages)}",
-            f"--cache-dir={debs}",
-            recipe.suite,
-            str(building),
-            *_archive_and_script(recipe.suite),
-        ]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            tail = (result.stdout + result.stderr)[-3000:]
-            raise RuntimeError(f"debootstrap of {recipe.name} ({recipe.suite}) failed ({result.returncode}):\n{tail}")
+        if parent:
+            _copy_and_install(parent, building, recipe)
+        else:
+            _debootstrap(recipe, building)
         for step in recipe.customize:
             result = subprocess.run(["chroot", str(building), "/bin/sh", "-ec", step], capture_output=True, text=True)
             if result.returncode != 0:
@@ -132,3 +130,59 @@ def _build(recipe: Recipe, target: Path, log) -> Path:
             shutil.rmtree(building, ignore_errors=True)
     log(f"lab: root {recipe.name} built in {time.monotonic() - started:.0f} s")
     return target
+
+
+def _debootstrap(recipe: Recipe, building: Path) -> None:
+    # One download cache per recipe: debootstrap does not guard a cache shared by concurrent builds.
+    debs = paths.cache_dir() / "debs" / recipe.name
+    debs.mkdir(parents=True, exist_ok=True)
+    command = [
+        "debootstrap",
+        f"--variant={recipe.variant}",
+        f"--include={','.join(recipe.packages)}",
+        f"--cache-dir={debs}",
+        recipe.suite,
+        str(building),
+        *_archive_and_script(recipe.suite),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        tail = (result.stdout + result.stderr)[-3000:]
+        raise RuntimeError(f"debootstrap of {recipe.name} ({recipe.suite}) failed ({result.returncode}):\n{tail}")
+
+
+# apt's files of the install into a copied root, removed again after it: the root trusts no repository afterwards,
+# as its parent does not.
+_BUILD_SOURCES = "etc/apt/sources.list.d/rocm-fleet-build.list"
+_BUILD_APT_CONF = "etc/apt/apt.conf.d/99rocm-fleet-build"
+
+
+def _copy_and_install(parent: Path, building: Path, recipe: Recipe) -> None:
+    """``building`` as a copy of ``parent`` with ``recipe.packages`` installed by apt (with what they depend on,
+    without recommends: what debootstrap's --include installs)."""
+    subprocess.run(["cp", "-a", "--reflink=auto", str(parent), str(building)], check=True, capture_output=True)
+    (building / STAMP).unlink()
+    if not recipe.packages:
+        return
+    mirror = debian_mirror()
+    if not mirror:
+        raise RuntimeError(
+            f"building {recipe.name}: this machine's apt names no Debian archive to install"
+            f" {', '.join(recipe.packages)} from: add one to /etc/apt/sources.list.d"
+        )
+    (building / _BUILD_SOURCES).write_text(f"deb {mirror} {recipe.suite} main\n")
+    # The snapshot archives a site's machines use may carry an expired Release date, as debootstrap ignores.
+    (building / _BUILD_APT_CONF).write_text('Acquire::Check-Valid-Until "false";\nAPT::Install-Recommends "false";\n')
+    install = (
+        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -qq -y "
+        + " ".join(recipe.packages)
+        + f" && apt-get clean && rm -rf /var/lib/apt/lists/* /{_BUILD_SOURCES} /{_BUILD_APT_CONF}"
+    )
+    # In mount and PID namespaces of its own with a /proc of its own, as maintainer scripts expect: nothing is left
+    # mounted in the root when it ends.
+    command = ["unshare", "--mount", "--pid", "--fork", f"--mount-proc={building / 'proc'}",
+               "chroot", str(building), "/bin/sh", "-ec", install]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        tail = (result.stdout + result.stderr)[-3000:]
+        raise RuntimeError(f"building {recipe.name}: apt-get install in a copy of its parent failed:\n{tail}")
