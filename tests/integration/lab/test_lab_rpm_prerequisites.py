@@ -7,6 +7,9 @@ mi300x-03 runs Rocky Linux 9.6, whose group lets the role enable them; with that
 missing names its release package. On a converged host site.yml changes nothing and checks nothing more, so the
 test also removes AMD's repository file: the run that would put it back stops first, and puts it back once the
 prerequisite is enabled again.
+
+On SLES (mi300x-02, inventory/lab: sles15) rocm-fleet writes no zypper locks for the kernel update policy: a policy
+other than free stops the host before any change, naming the lock to add by hand.
 """
 
 from __future__ import annotations
@@ -65,3 +68,13 @@ def test_a_missing_prerequisite_stops_the_host_before_any_change_with_the_comman
     assert repaired.recap[host]["changed"] >= 1, repaired.tail()
     same = f"cmp {AMD_REPO} /root/amdrocm-stable.repo.saved && rm /root/amdrocm-stable.repo.saved && echo same"
     assert sudo(lab, host, same).strip() == "same"
+
+
+def test_a_kernel_update_policy_sles_cannot_apply_stops_the_host_before_any_change(lab, compliant_lab):
+    host = "mi300x-02"
+    run = run_playbook("site.yml", "-l", host, "-e", "packages_kernel_update_policy=allowed_series")
+    assert run.returncode != 0, run.tail()
+    text = " ".join(run.output.split())
+    assert f"{host}: packages_kernel_update_policy allowed_series is not applied on SLES yet" in text, run.tail()
+    assert "zypper addlock 'kernel-default >= " in text and "set packages_kernel_update_policy: free" in text
+    assert run.recap[host]["changed"] == 0, run.changed_tasks
