@@ -64,6 +64,7 @@ class Supervisor:
         self.status: dict = {}
         # The partition files the last render wrote ({path: mode}): a host's write to one is a mode change.
         self.partition_files: dict[str, str] = {}
+        self.partition_stamps: dict[str, tuple] = {}  # what partitions.written last read of each
 
     # -- boot ---------------------------------------------------------------
     def boot(self) -> None:
@@ -171,6 +172,7 @@ class Supervisor:
         state = partitions.read_state(self.dir)
         nodes = hwsys.render_sys(self.config["profile"], faults, self.amdgpu, self.run_dir / "sys", state)
         self.partition_files = {}
+        self.partition_stamps = {}
         if self.amdgpu is not None:
             profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
             self.partition_files = partitions.rendered_files(self.run_dir / "sys", profile)
@@ -179,7 +181,7 @@ class Supervisor:
     # -- partition modes (rocm_fleet.lab.partitions) -------------------------
     def _partition_writes(self) -> None:
         """A mode the host wrote to amdgpu's partition files: applied (compute) or requested (memory)."""
-        change = partitions.written(self.partition_files) if self.partition_files else None
+        change = partitions.written(self.partition_files, self.partition_stamps) if self.partition_files else None
         if change is None:
             return
         faults = hwsys.read_json(self.dir / "faults.json", {})

@@ -47,6 +47,38 @@ def test_a_memory_mode_waits_for_the_driver_load_which_fits_the_compute_mode():
     ]
 
 
+def _partition_file(tmp_path, mode: str, age_s: float):
+    path = tmp_path / partitions.FILES["compute"]
+    path.write_text(mode + "\n")
+    stamp = path.stat().st_mtime_ns - int(age_s * 1e9)
+    os.utime(path, ns=(stamp, stamp))
+    return path, stamp
+
+
+def test_a_file_unchanged_since_its_last_read_is_not_read_again(tmp_path):
+    path, stamp = _partition_file(tmp_path, "SPX", age_s=10)
+    files, stamps = {str(path): "SPX"}, {}
+    assert partitions.written(files, stamps) is None and str(path) in stamps
+    # Other text behind the same time, size and inode: skipped, so nothing is found.
+    path.write_text("CPX\n")
+    os.utime(path, ns=(stamp, stamp))
+    assert partitions.written(files, stamps) is None
+    assert partitions.written(files) == {"compute": "CPX"}  # without stamps every file is read
+    # A write moves the time: found.
+    os.utime(path, ns=(stamp + 1, stamp + 1))
+    assert partitions.written(files, stamps) == {"compute": "CPX"}
+
+
+def test_a_file_written_just_now_is_read_again_next_time(tmp_path):
+    # Written within the coarse clock's tick of the read: a second write may keep its time, so no stamp is kept.
+    path, stamp = _partition_file(tmp_path, "SPX", age_s=0)
+    files, stamps = {str(path): "SPX"}, {}
+    assert partitions.written(files, stamps) is None and stamps == {}
+    path.write_text("CPX\n")
+    os.utime(path, ns=(stamp, stamp))
+    assert partitions.written(files, stamps) == {"compute": "CPX"}
+
+
 def test_state_file_round_trip(tmp_path):
     partitions.write_state(tmp_path, {"compute": "SPX", "memory": "NPS1", "requested_memory": None})
     assert partitions.read_state(tmp_path)["compute"] == "SPX"
