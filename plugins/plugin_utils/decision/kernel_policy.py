@@ -15,7 +15,9 @@ by a routine update leaves the next boot without GPUs. ``kernel_update_policy``:
   kernel until amdgpu is built for the new one.
 
 * kernel_policy(policy, kernel_max, running_kernel, manager): the decision
-  ``{policy, series_max, reason, block, apt_preferences, dnf_excludes, running_kernel, problem}``
+  ``{policy, series_max, reason, block, apt_preferences, dnf_excludes, zypper_addlock, running_kernel, problem}``
+  (``zypper_addlock``: the zypper addlock command that keeps the refused kernels off a SLES host, which the
+  packages role does not apply yet and names in its refusal)
   (``problem``: allowed_series with neither series known; nothing is pinned then).
 * series_above_regex(series) / series_above_globs(series): what names a newer series.
 * kernel_allowed(kernel, decision) / newest_allowed(kernels, decision).
@@ -39,6 +41,7 @@ APT_META_PACKAGES = (
     "linux-generic linux-image-generic linux-headers-generic "
     "linux-generic-hwe-* linux-image-generic-hwe-* linux-headers-generic-hwe-*"
 )
+ZYPPER_KERNEL_PACKAGES = ("kernel-default", "kernel-default-devel")
 DNF_KERNEL_PACKAGES = ("kernel", "kernel-core", "kernel-modules", "kernel-modules-extra", "kernel-devel",
                        "kernel-headers")
 _SERIES = re.compile(r"^\s*(\d+)\.(\d+)")
@@ -105,6 +108,7 @@ def kernel_policy(policy, kernel_max=None, running_kernel=None, manager="apt"):
     running = series_of(running_kernel)
     driver = series_of(kernel_max)
     decision = {"policy": policy, "series_max": None, "block": None, "apt_preferences": "", "dnf_excludes": [],
+                "zypper_addlock": "",
                 "running_kernel": running_kernel, "problem": None}
     if policy == "free":
         decision["reason"] = "kernel packages are not pinned (kernel_update_policy free)"
@@ -116,6 +120,7 @@ def kernel_policy(policy, kernel_max=None, running_kernel=None, manager="apt"):
             "kernel_update_policy hold: no new kernel package", "/%s/ %s" % (APT_ABI_PACKAGES, APT_META_PACKAGES),
             "*")
         decision["dnf_excludes"] = ["%s*" % name for name in DNF_KERNEL_PACKAGES]
+        decision["zypper_addlock"] = "zypper addlock " + " ".join(ZYPPER_KERNEL_PACKAGES)
         return decision
     candidates = [s for s in (driver, running) if s]
     if not candidates:
@@ -143,6 +148,9 @@ def kernel_policy(policy, kernel_max=None, running_kernel=None, manager="apt"):
                     % _series_text(series_max), APT_META_PACKAGES, "/^([0-9]+:)?%s/" % above)
     )
     decision["dnf_excludes"] = series_above_globs(series_max)
+    # zypper compares a lock's version as rpm does: the next series and everything above it.
+    decision["zypper_addlock"] = "zypper addlock " + " ".join(
+        "'%s >= %d.%d'" % (name, series_max[0], series_max[1] + 1) for name in ZYPPER_KERNEL_PACKAGES)
     return decision
 
 

@@ -69,6 +69,7 @@ def test_an_unknown_driver_maximum_allows_only_the_running_series():
     decision = kernel_policy("allowed_series", None, "6.1.0-18-amd64", "dnf")
     assert decision["series_max"] == "6.1"
     assert "kernel-6.[2-9].*" in decision["dnf_excludes"]
+    assert decision["zypper_addlock"] == "zypper addlock 'kernel-default >= 6.2' 'kernel-default-devel >= 6.2'"
 
 
 def test_allowed_series_with_nothing_known_is_a_problem_and_allows_nothing():
@@ -82,7 +83,8 @@ def test_hold_refuses_every_kernel_and_free_pins_nothing():
     assert not kernel_allowed("6.1.0-19-amd64", hold)[0]
     assert "linux-(image|headers" in hold["apt_preferences"] and hold["dnf_excludes"][0] == "kernel*"
     free = kernel_policy("free", "6.16", "6.1.0-18-amd64")
-    assert free["apt_preferences"] == "" and free["dnf_excludes"] == []
+    assert free["apt_preferences"] == "" and free["dnf_excludes"] == [] and free["zypper_addlock"] == ""
+    assert hold["zypper_addlock"] == "zypper addlock kernel-default kernel-default-devel"
     assert kernel_allowed("7.0.0-1-amd64", free)[0]
 
 
