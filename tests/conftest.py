@@ -13,3 +13,6 @@ if str(COLLECTIONS) not in sys.path:
 from ansible.plugins.loader import init_plugin_loader  # noqa: E402
 
 init_plugin_loader([str(COLLECTIONS)])
+
+# What each test phase cost in wall and CPU time, where tests/run-all asks (tests/fleet_testing/cost_record.py).
+pytest_plugins = ["fleet_testing.cost_record"]
