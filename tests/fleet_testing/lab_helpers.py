@@ -24,9 +24,20 @@ def lab_available() -> str | None:
 # The first `lab up` on a fresh machine waits for what tests/run-all started building beside the gates (the lab
 # bases, about 10 minutes there) and then builds the mirror (about 5): 600 s stopped it on a fresh machine.
 LAB_UP_TIMEOUT = 2400
+# A command given this variable works on another lab than the process's own.
+LAB_DIR = "ROCM_FLEET_LAB_DIR"
+
+
+# The hosts of this process's default lab that a `rocm-fleet lab fault HOST ...` touched since the last
+# clear_faulted(): a module's teardown starts and clears those alone (a clear re-renders the host's hardware, 1 to
+# 3 s a host; ten hosts after every test module cost the lab stream minutes).
+_FAULTED: set[str] = set()
 
 
 def rocm_fleet(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    if (args[:2] == ("lab", "fault") and len(args) > 3 and args[2] != "mirror" and args[3] != "clear"
+            and not (env or {}).get(LAB_DIR)):
+        _FAULTED.add(args[2])
     return subprocess.run(
         [*ROCM_FLEET, *args],
         cwd=REPO,
@@ -69,3 +80,11 @@ class LabShell:
         if check and result.returncode != 0:
             raise AssertionError(f"{command!r} on port {port} failed ({result.returncode}): {result.stderr}")
         return result.stdout
+
+
+def clear_faulted() -> None:
+    """Start and clear the faults of every host of the default lab that a fault command touched, then forget them."""
+    for host in sorted(_FAULTED):
+        rocm_fleet("lab", "fault", host, "start", check=False)
+        rocm_fleet("lab", "fault", host, "clear", check=False)
+    _FAULTED.clear()
