@@ -1,4 +1,4 @@
-"""`molecule test` on the default scenario: its own two-host lab, site.yml, idempotence, check, testinfra."""
+"""`molecule test` on the default scenario: its own one-host lab, site.yml, idempotence, check, testinfra."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Onboarding (playbooks/onboard.yml) of new lab hosts, in a lab of their own: an Instinct training node, the
-lab's Radeon workstations (W7900, RX 7900 XTX and the RX 6700 XT AMD never listed) and a login node.
-The gates do not differ between Instinct profiles; site.yml converges the MI250X and MI210 profiles in
-inventory/lab, and each Instinct host onboarded here cost the CI run a host's provisioning and reboot.
+"""Onboarding (playbooks/onboard.yml) of new lab hosts, in a lab of their own: an Instinct training node, two
+Radeon workstations (a W7900, the RDNA3 workstation class, and the RX 6700 XT AMD never listed) and a login node.
+The gates do not differ between profiles of one kind; site.yml converges the MI250X, MI210 and RX 7900 XTX
+profiles in inventory/lab, and each host onboarded here costs the CI run a host's provisioning and reboot (the
+RX 7900 XTX profile is the mismatched host below, which the preflight gate stops).
 
 The hosts are new to the site: a separate lab instance (own state dir, ports and mirror)
 with a temporary inventory that groups them as inventory/lab groups its hosts, so the
@@ -35,8 +36,6 @@ NEW_HOSTS = [
     ("new-mi300x", "mi300x-8", "mi300x_training", {}),
     ("new-w7900", "w7900-2", "radeon_workstations",
      {"preflight_expected_class": "w7900", "preflight_expected_gpu_count": 2, "preflight_workload": "llm"}),
-    ("new-rx7900xtx", "rx7900xtx-1", "radeon_workstations",
-     {"preflight_expected_class": "rx7900xtx", "preflight_expected_gpu_count": 1}),
     ("new-rx6700xt", "rx6700xt-1", "radeon_workstations",
      {"preflight_expected_class": "rx6700xt", "preflight_expected_gpu_count": 1,
       "preflight_accept_unsupported": (
@@ -245,8 +244,8 @@ def test_onboarded_hosts_pass_a_compliance_run_afterwards(onboarded):
 
 def test_a_second_run_stops_a_failed_burnin_and_a_reboot_that_is_not_allowed(onboarded):
     """Runs after the others, on two onboarded hosts: the login node's stand-in tool now fails, and the
-    RX 7900 XTX host has a reboot marker while this run may not reboot. Earlier baselines stay."""
-    login, workstation = FAKE_BURNIN_HOST, "new-rx7900xtx"
+    W7900 host has a reboot marker while this run may not reboot. Earlier baselines stay."""
+    login, workstation = FAKE_BURNIN_HOST, "new-w7900"
     earlier_baseline = onboarded.baseline(login)
     _install_fake_burnin(onboarded.shell, onboarded.ports[login], exit_code=3)
     onboarded.shell.run(onboarded.ports[workstation], "sudo mkdir -p /run/rocm-fleet/reboot-required"
