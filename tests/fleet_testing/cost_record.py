@@ -28,13 +28,18 @@ def _machine_cpu() -> float:
 
 
 def _lab_cpu() -> float:
-    """CPU seconds of every lab host's cgroup (0 where there is none)."""
-    for mount in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        stat = Path(mount) / "rocm-fleet-lab" / "cpu.stat"
-        if stat.is_file():
-            for line in stat.read_text().splitlines():
-                if line.startswith("usage_usec "):
-                    return int(line.split()[1]) / 1e6
+    """CPU seconds of every lab host's cgroup, where the lab puts them (0 where there is none)."""
+    from rocm_fleet.lab import nspawn
+
+    try:
+        unified = nspawn.cgroup_roots()[0]
+    except nspawn.EngineMissing:
+        return 0.0
+    stat = unified / nspawn.CGROUP_TOP / "cpu.stat"
+    if stat.is_file():
+        for line in stat.read_text().splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) / 1e6
     return 0.0
 
 

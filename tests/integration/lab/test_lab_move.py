@@ -1,12 +1,14 @@
 """The move of GPU hosts from the legacy stream (7.2.3) to the ROCm Core SDK 10.x with playbooks/upgrade.yml: a
-canary and two batches, one host of the second batch failing its move (its legacy packages cannot be removed), the
-rollout stopping after that batch, a rollback of that host and of a finished one, a rerun that completes.
+canary and a batch, the canary failing its move (at the install step: its legacy packages cannot be removed; then
+at the driver step), the rollout stopping after it with the later batch untouched, a rollback of the failed host
+and of a finished one, a rerun that completes.
 
 A lab of its own (own state dir, ports and mirror, as the onboarding test's), so it runs beside the tests of the
-default instance: three GPU hosts grouped as inventory/lab groups them, with the site's group_vars, each declared
+default instance: two GPU hosts grouped as inventory/lab groups them, with the site's group_vars, each declared
 on 7.2.3 as a site in mid-move declares the hosts it has not moved yet. In name order with upgrade_serial=1:
-move-mi210 (Ubuntu 22.04, the canary: moved, then rolled back), move-mi300x (Debian 12, the second batch) and
-move-mi300x-rocky (Rocky Linux 9.6, the third: dnf removes the legacy stream and installs the Core SDK's RPMs).
+move-mi210 (Ubuntu 22.04, the canary: fails twice, moves, is rolled back) and move-mi300x-rocky (Rocky Linux 9.6,
+the second batch: dnf removes the legacy stream and installs the Core SDK's RPMs). A batch that fails after a
+canary that passed: test_lab_upgrade.py, on the lab's own hosts.
 AMD's 7.14+ instructions: "If you have ROCm 7.2.4 or older installed, please uninstall it before proceeding"
 (shared/reference/rocm-core-sdk.md).
 """
@@ -32,12 +34,11 @@ LEGACY, TARGET = "7.2.3", "10.1.0"
 # host, lab profile, inventory group, host variables (those inventory/lab keeps in host_vars), lab_os
 NEW_HOSTS = (
     ("move-mi210", "mi210-4-pcie", "mi210_nodes", {}, "ubuntu22.04"),
-    ("move-mi300x", "mi300x-8", "mi300x_training", {}, "debian12"),
     ("move-mi300x-rocky", "mi300x-8", "mi300x_training", {}, "rocky9.6"),
 )
-CANARY, SECOND, THIRD = (host for host, *_ in NEW_HOSTS)
+CANARY, SECOND = (host for host, *_ in NEW_HOSTS)
 SITE_OS_GROUPS = {"rocky9.6": "rocky9"}
-HOSTS = (CANARY, SECOND, THIRD)
+HOSTS = (CANARY, SECOND)
 LIMIT = ",".join(HOSTS)
 # A site's hold on its running ROCm (apt-mark hold, as sites keep unattended upgrades off it) would make apt refuse
 # the move's removal: the plan refuses it before any change, on every host.
@@ -46,15 +47,15 @@ HELD = f"rocm-core{LEGACY}"
 # of it, as happens to maintainer scripts): dpkg keeps that package, and the move's removal stops there. The driver
 # step: a site package owning a file the driver line's amdgpu-dkms ships (its DKMS source tree, as a by-hand build
 # of the driver leaves one in a package of its own): dpkg refuses to unpack over it
-# ("trying to overwrite ..., which is also in package site-files-driver"). SECOND is a Debian 12 host, on AMD's
-# Ubuntu 22.04 driver packages (roles/repo/vars/Debian.yml).
+# ("trying to overwrite ..., which is also in package site-files-driver"). The canary is an Ubuntu 22.04 host, on
+# AMD's Ubuntu 22.04 driver packages.
 PRERM = f"/var/lib/dpkg/info/{HELD}.prerm"
 DRIVER_DEBS = "amdgpu/*/ubuntu/pool/main/a/amdgpu-dkms/*22.04_all.deb"
 ON_TARGET = json.dumps({"preflight_rocm_version": TARGET})
 
 
 def write_inventory(directory: Path) -> dict[str, int]:
-    """The three hosts, each declared on 7.2.3, with the site's group_vars and this instance's mirror port."""
+    """The two hosts, each declared on 7.2.3, with the site's group_vars and this instance's mirror port."""
     directory.mkdir(parents=True, exist_ok=True)
     groups: dict[str, dict] = {}
     ports = {}
@@ -194,15 +195,15 @@ def test_check_mode_shows_the_move_and_changes_nothing(lab):
 
 
 def test_a_hold_or_lock_that_would_block_the_move_stops_every_host_before_any_change(lab):
-    lab.root(SECOND, f"apt-mark hold {HELD}")
-    lab.root(THIRD, "dnf versionlock add amdgpu-dkms")
+    lab.root(CANARY, f"apt-mark hold {HELD}")
+    lab.root(SECOND, "dnf versionlock add amdgpu-dkms")
     refused = move(lab)
-    lab.root(SECOND, f"apt-mark unhold {HELD}")
-    lab.root(THIRD, "dnf versionlock clear")
+    lab.root(CANARY, f"apt-mark unhold {HELD}")
+    lab.root(SECOND, "dnf versionlock clear")
     assert refused.returncode != 0
-    assert f"{SECOND}: a package hold or version lock would block this run" in refused.output, refused.tail()
+    assert f"{CANARY}: a package hold or version lock would block this run" in refused.output, refused.tail()
     assert f"apt-mark hold on {HELD}" in refused.output and f"apt-mark unhold {HELD}" in refused.output
-    assert f"{THIRD}: a package hold or version lock would block" in refused.output, refused.tail()
+    assert f"{SECOND}: a package hold or version lock would block" in refused.output, refused.tail()
     assert "dnf versionlock on amdgpu-dkms" in refused.output and "dnf versionlock delete amdgpu-dkms" in refused.output
     assert not any(refused.changed_tasks.values()), refused.changed_tasks
     assert all(default_release(lab, host) == f"/opt/rocm-{LEGACY}" for host in HOSTS)
@@ -210,41 +211,74 @@ def test_a_hold_or_lock_that_would_block_the_move_stops_every_host_before_any_ch
 
 
 def test_a_failed_move_stops_the_rollout_and_leaves_the_host_on_its_release(lab):
-    break_prerm(lab, SECOND)
+    break_prerm(lab, CANARY)
     stopped = move(lab)
     assert stopped.returncode != 0
     assert (lab.reports / "upgrade.json").exists(), stopped.tail()
     hosts = report(lab)
-    assert hosts[CANARY]["outcome"] == "done", hosts[CANARY]
-    assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "install", hosts[SECOND]
+    assert hosts[CANARY]["outcome"] == "failed" and hosts[CANARY]["step"] == "install", hosts[CANARY]
     # dpkg's own words, as the package module reports them.
-    assert f"installed {HELD} package pre-removal script subprocess returned error exit status 1" in hosts[SECOND][
-        "reason"], hosts[SECOND]["reason"]
-    assert (hosts[SECOND]["from_stream"], hosts[SECOND]["to_stream"]) == ("legacy", "core_sdk_10")
-    assert hosts[THIRD]["outcome"] == "not_started", stopped.tail()
-    assert THIRD not in stopped.changed_tasks and not record_exists(lab, THIRD)
-    assert default_release(lab, THIRD) == f"/opt/rocm-{LEGACY}"
-    assert default_release(lab, CANARY) == "/opt/rocm/core-10.1"
-    assert release_packages(lab, CANARY) == ["amdrocm-sysdeps10.1"]
+    assert f"installed {HELD} package pre-removal script subprocess returned error exit status 1" in hosts[CANARY][
+        "reason"], hosts[CANARY]["reason"]
+    assert (hosts[CANARY]["from_stream"], hosts[CANARY]["to_stream"]) == ("legacy", "core_sdk_10")
+    # The later batch was never touched: no task ran on it.
+    assert hosts[SECOND]["outcome"] == "not_started", stopped.tail()
+    assert SECOND not in stopped.changed_tasks and not record_exists(lab, SECOND)
+    assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
+    # The failed host still runs 7.2.3, as its inventory declares it, and is compliant against it.
+    assert default_release(lab, CANARY) == f"/opt/rocm-{LEGACY}"
+    assert release_packages(lab, CANARY) == [HELD]
+    compliant(lab, CANARY)
+    context = json.loads((lab.reports / "upgrade.json").read_text())["context"]
+    assert context["rollback_command"].endswith(f"-e upgrade_rollback=true -l {CANARY}"), context
+
+
+def test_a_rollback_of_the_failed_host_leaves_it_compliant_on_its_release(lab):
+    back = rollback(lab, CANARY)
+    assert back.returncode == 0, back.tail()
+    assert report(lab, "rollback")[CANARY]["outcome"] in ("done", "skipped")
+    assert default_release(lab, CANARY) == f"/opt/rocm-{LEGACY}"
+    assert release_packages(lab, CANARY) == [HELD]
+    compliant(lab, CANARY)
+
+
+def test_a_move_that_fails_at_the_driver_puts_the_legacy_release_back(lab):
+    """The legacy packages went, the target came, then the driver step fails (dpkg will not unpack the driver line's
+    amdgpu-dkms over a site package's file): the host gets its legacy release back (the target's stream removed,
+    7.2.3 installed again) with its driver, compliant."""
+    driver = lab.root(CANARY, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip()
+    mend_prerm(lab, CANARY)
+    sources = [path for path in shipped_files(DRIVER_DEBS) if path.startswith("/usr/src/amdgpu-")]
+    own_files(lab, CANARY, "site-files-driver", sources)
+    stopped = move(lab)
+    assert stopped.returncode != 0
+    hosts = report(lab)
+    assert hosts[CANARY]["outcome"] == "failed" and hosts[CANARY]["step"] == "driver", hosts[CANARY]
+    assert "which is also in package site-files-driver" in hosts[CANARY]["reason"], hosts[CANARY]["reason"]
+    assert hosts[SECOND]["outcome"] == "not_started" and SECOND not in stopped.changed_tasks, stopped.tail()
+    assert default_release(lab, CANARY) == f"/opt/rocm-{LEGACY}", stopped.tail()
+    assert release_packages(lab, CANARY) == [HELD]
+    assert lab.root(CANARY, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip() == driver
+    compliant(lab, CANARY)
+
+
+def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
+    lab.root(CANARY, "dpkg -r site-files-driver")
+    finished = move(lab)
+    assert finished.returncode == 0, finished.tail()
+    hosts = report(lab)
+    assert {host: entry["outcome"] for host, entry in hosts.items()} == {CANARY: "done", SECOND: "done"}
+    for host in HOSTS:
+        assert default_release(lab, host) == "/opt/rocm/core-10.1", host
+        assert release_packages(lab, host) == ["amdrocm-sysdeps10.1"], host
     # The canary is an Ubuntu 22.04 host: it moved to AMD's Core SDK directory of its own release.
     identity = lab.root(CANARY, ". /etc/os-release && echo $ID $VERSION_ID"
                                 " && cat /etc/apt/sources.list.d/amdrocm-stable.sources")
     assert identity.startswith("ubuntu 22.04\n") and "/rocm/core/packages/ubuntu2204/" in identity, identity
-    # The failed host still runs 7.2.3, as its inventory declares it, and is compliant against it.
-    assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
-    assert release_packages(lab, SECOND) == [HELD]
-    compliant(lab, SECOND)
-    context = json.loads((lab.reports / "upgrade.json").read_text())["context"]
-    assert context["rollback_command"].endswith(f"-e upgrade_rollback=true -l {SECOND}"), context
-
-
-def test_a_rollback_of_the_failed_host_leaves_it_compliant_on_its_release(lab):
-    back = rollback(lab, SECOND)
-    assert back.returncode == 0, back.tail()
-    assert report(lab, "rollback")[SECOND]["outcome"] in ("done", "skipped")
-    assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}"
-    assert release_packages(lab, SECOND) == [HELD]
-    compliant(lab, SECOND)
+    # The Rocky host moved through dnf to AMD's RHEL 9 directory of the Core SDK, its legacy repository file gone.
+    repos = lab.root(SECOND, "ls /etc/yum.repos.d && cat /etc/yum.repos.d/amdrocm-stable.repo")
+    assert "/rocm/core/packages/rhel9/x86_64" in repos and "rocm.repo" not in repos.split(), repos
+    compliant(lab, LIMIT, "-e", ON_TARGET)
 
 
 def test_a_rollback_target_the_mirror_no_longer_serves_is_refused_before_any_change(lab):
@@ -254,42 +288,6 @@ def test_a_rollback_target_the_mirror_no_longer_serves_is_refused_before_any_cha
     assert f"{CANARY}: " in refused.output and LEGACY in refused.output, refused.tail()
     assert not any(refused.changed_tasks.values()), refused.changed_tasks
     assert default_release(lab, CANARY) == "/opt/rocm/core-10.1"
-
-
-def test_a_move_that_fails_at_the_driver_puts_the_legacy_release_back(lab):
-    """The legacy packages went, the target came, then the driver step fails (dpkg will not unpack the driver line's
-    amdgpu-dkms over a site package's file): the host gets its legacy release back (the target's stream removed,
-    7.2.3 installed again) with its driver, compliant."""
-    driver = lab.root(SECOND, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip()
-    mend_prerm(lab, SECOND)
-    sources = [path for path in shipped_files(DRIVER_DEBS) if path.startswith("/usr/src/amdgpu-")]
-    own_files(lab, SECOND, "site-files-driver", sources)
-    stopped = move(lab)
-    assert stopped.returncode != 0
-    hosts = report(lab)
-    assert hosts[SECOND]["outcome"] == "failed" and hosts[SECOND]["step"] == "driver", hosts[SECOND]
-    assert "which is also in package site-files-driver" in hosts[SECOND]["reason"], hosts[SECOND]["reason"]
-    assert hosts[THIRD]["outcome"] == "not_started" and THIRD not in stopped.changed_tasks, stopped.tail()
-    assert default_release(lab, SECOND) == f"/opt/rocm-{LEGACY}", stopped.tail()
-    assert release_packages(lab, SECOND) == [HELD]
-    assert lab.root(SECOND, "dpkg-query -W -f='${Version}' amdgpu-dkms").strip() == driver
-    compliant(lab, SECOND)
-
-
-def test_after_the_cause_is_removed_the_move_completes_and_drift_is_clean(lab):
-    lab.root(SECOND, "dpkg -r site-files-driver")
-    finished = move(lab)
-    assert finished.returncode == 0, finished.tail()
-    hosts = report(lab)
-    assert {host: entry["outcome"] for host, entry in hosts.items()} == {
-        CANARY: "skipped", SECOND: "done", THIRD: "done"}
-    for host in HOSTS:
-        assert default_release(lab, host) == "/opt/rocm/core-10.1", host
-        assert release_packages(lab, host) == ["amdrocm-sysdeps10.1"], host
-    # The Rocky host moved through dnf to AMD's RHEL 9 directory of the Core SDK, its legacy repository file gone.
-    repos = lab.root(THIRD, "ls /etc/yum.repos.d && cat /etc/yum.repos.d/amdrocm-stable.repo")
-    assert "/rocm/core/packages/rhel9/x86_64" in repos and "rocm.repo" not in repos.split(), repos
-    compliant(lab, LIMIT, "-e", ON_TARGET)
 
 
 def test_a_rollback_that_fails_at_its_install_leaves_the_package_manager_working(lab):
