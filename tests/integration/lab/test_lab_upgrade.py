@@ -4,8 +4,8 @@ and bad input.
 
 Two hosts the lab's inventory pins to older legacy releases move to the legacy stream's newest served release
 (7.2.3), in name order with upgrade_serial=1: mi210-01 (6.4.1, the canary) and mi250x-01 (6.3.3, the second
-batch). That a batch after a failed one is never touched, test_lab_move.py shows with a third host in a lab of its
-own (a third host here cost the lab's own stream an upgrade and a rollback in every CI run).
+batch). That a batch after a failed one is never touched, test_lab_move.py shows in a lab of its own (its Rocky
+host after its canary failed); a third host here cost the lab's own stream an upgrade and a rollback every CI run.
 The module ends by rolling every host back, so later tests find the lab as site.yml leaves it.
 """
 
