@@ -10,6 +10,7 @@ on the machine, the other stream's included) and of the whole machine. tests/run
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -27,16 +28,22 @@ def _machine_cpu() -> float:
     return busy / os.sysconf("SC_CLK_TCK")
 
 
-def _lab_cpu() -> float:
-    """CPU seconds of every lab host's cgroup, where the lab puts them (0 where there is none)."""
+@functools.cache
+def _lab_stat() -> Path | None:
+    """The labs' cpu.stat, where rocm_fleet.lab.nspawn puts their cgroups. Found once, at the first test's setup:
+    unit tests patch nspawn's view of the mounts, and a later lookup would read their temporary directories."""
     from rocm_fleet.lab import nspawn
 
     try:
-        unified = nspawn.cgroup_roots()[0]
+        return nspawn.cgroup_roots()[0] / nspawn.CGROUP_TOP / "cpu.stat"
     except nspawn.EngineMissing:
-        return 0.0
-    stat = unified / nspawn.CGROUP_TOP / "cpu.stat"
-    if stat.is_file():
+        return None
+
+
+def _lab_cpu() -> float:
+    """CPU seconds of every lab host's cgroup (0 where there is none)."""
+    stat = _lab_stat()
+    if stat is not None and stat.is_file():
         for line in stat.read_text().splitlines():
             if line.startswith("usage_usec "):
                 return int(line.split()[1]) / 1e6
