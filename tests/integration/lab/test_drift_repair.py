@@ -1,8 +1,8 @@
 """Issue 9 on the lab: each managed object has one definition, which site.yml applies and drift checks.
 
 - Break each kind of managed item on a converged host (mode, owner, content, absence, an unwanted file,
-  membership, a live device node, a link): drift reports it under the label --check prints, site.yml repairs it,
-  a second site.yml changes nothing and drift is clean afterwards.
+  membership, a live device node, a link): drift reports it under the label --check prints, site.yml repairs it
+  and drift is clean afterwards.
 - -e overriding a role's variable gives the same change in drift and in --check.
 - One edit to one definition in a copy of the collection (a file mode, a sysctl value of the GPU catalog, one
   object more in a role's list) shows as the same change in --check and in drift, with no other file edited.
@@ -107,8 +107,8 @@ def test_each_broken_item_is_reported_repaired_by_site_yml_and_clean_afterwards(
     for host, breaks in BREAKS.items():
         assert check_labels(repair, host) == sorted({label for _, _, label in breaks}), (
             host, repair.changed_objects.get(host))
-    again = run_playbook("site.yml", "--limit", BROKEN)
-    assert {host: again.recap[host]["changed"] for host in BREAKS} == {host: 0 for host in BREAKS}, again.changed_tasks
+    # Clean afterwards: drift checks the objects site.yml's compliance step proves before it runs a role (the same
+    # rendering). That a second site.yml then changes nothing is test_provision_converge's, over the whole lab.
     code, report, result = drift(tmp_path / "repaired")
     assert code == 0, {host: failed_checks(found) for host, found in report.get("hosts", {}).items()}
 

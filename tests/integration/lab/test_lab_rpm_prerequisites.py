@@ -24,50 +24,55 @@ from fleet_testing.provision_lab import sudo
 pytestmark = pytest.mark.lab
 
 CASES = {
-    # host: (repository file, section disabled by hand, extra vars, what the error must name)
+    # host: (repository file, section disabled by hand, what the error must name)
     "mi300x-cpx-01": (
         "/etc/yum.repos.d/redhat.repo",
         "codeready-builder-for-rhel-10-x86_64-rpms",
-        {},
         "RedHat 10.0 need CodeReady Linux Builder, which dnf does not list as enabled. Enable them (CodeReady Linux"
         " Builder: subscription-manager repos --enable codeready-builder-for-rhel-10-x86_64-rpms)",
     ),
     "mi300x-03": (
         "/etc/yum.repos.d/epel.repo",
         "epel",
-        {"repo_enable_epel_crb": False},
         "Rocky 9.6 need EPEL, which dnf does not list as enabled. Enable them (EPEL: dnf install epel-release)",
     ),
 }
-
-
+# For the run that must stop: the Rocky group's repo_enable_epel_crb taken away (rhel10 never sets it).
+EXTRA_VARS = {"repo_enable_epel_crb": False}
 AMD_REPO = "/etc/yum.repos.d/amdrocm-stable.repo"
+SAVED = "/root/amdrocm-stable.repo.saved"
 
 
-@pytest.mark.parametrize("host", sorted(CASES))
-def test_a_missing_prerequisite_stops_the_host_before_any_change_with_the_command_that_enables_it(
-    lab, compliant_lab, host
+def test_a_missing_prerequisite_stops_each_host_before_any_change_with_the_command_that_enables_it(
+    lab, compliant_lab
 ):
-    path, section, extra_vars, message = CASES[host]
-    before = sudo(lab, host, f"cat {path}")
-    sudo(lab, host, f"dnf config-manager --set-disabled {section} && mv {AMD_REPO} /root/amdrocm-stable.repo.saved")
+    """Both hosts in one run (and one repair): each stops on its own missing prerequisite, with its own command."""
+    hosts = ",".join(sorted(CASES))
+    before = {host: sudo(lab, host, f"cat {path}") for host, (path, _, _) in CASES.items()}
     try:
-        assert section not in sudo(lab, host, "dnf -q repolist --enabled")
-        run = run_playbook("site.yml", "-l", host, "-e", json.dumps(extra_vars))
+        for host, (_, section, _) in CASES.items():
+            sudo(lab, host, f"dnf config-manager --set-disabled {section} && mv {AMD_REPO} {SAVED}")
+            assert section not in sudo(lab, host, "dnf -q repolist --enabled")
+        run = run_playbook("site.yml", "-l", hosts, "-e", json.dumps(EXTRA_VARS))
         assert run.returncode != 0, run.tail()
-        assert f"{host}: AMD's ROCm packages for {message}" in " ".join(run.output.split()), run.tail()
-        assert run.recap[host]["changed"] == 0, run.changed_tasks
-        assert sudo(lab, host, f"test -e {AMD_REPO} && echo present || echo absent").strip() == "absent"
+        text = " ".join(run.output.split())
+        for host, (_, _, message) in CASES.items():
+            assert f"{host}: AMD's ROCm packages for {message}" in text, (host, run.tail())
+            assert run.recap[host]["changed"] == 0, run.changed_tasks
+            assert sudo(lab, host, f"test -e {AMD_REPO} && echo present || echo absent").strip() == "absent"
     finally:
-        saved = base64.b64encode(before.encode()).decode()
-        sudo(lab, host, f"echo {saved} | base64 -d > {path}")
-    assert sudo(lab, host, f"cat {path}") == before
-    assert section in sudo(lab, host, "dnf -q repolist --enabled")
-    repaired = run_playbook("site.yml", "-l", host)
+        for host, (path, _, _) in CASES.items():
+            saved = base64.b64encode(before[host].encode()).decode()
+            sudo(lab, host, f"echo {saved} | base64 -d > {path}")
+    for host, (path, section, _) in CASES.items():
+        assert sudo(lab, host, f"cat {path}") == before[host]
+        assert section in sudo(lab, host, "dnf -q repolist --enabled")
+    repaired = run_playbook("site.yml", "-l", hosts)
     assert repaired.returncode == 0, repaired.tail()
-    assert repaired.recap[host]["changed"] >= 1, repaired.tail()
-    same = f"cmp {AMD_REPO} /root/amdrocm-stable.repo.saved && rm /root/amdrocm-stable.repo.saved && echo same"
-    assert sudo(lab, host, same).strip() == "same"
+    same = f"cmp {AMD_REPO} {SAVED} && rm {SAVED} && echo same"
+    for host in CASES:
+        assert repaired.recap[host]["changed"] >= 1, repaired.tail()
+        assert sudo(lab, host, same).strip() == "same"
 
 
 def test_a_kernel_update_policy_sles_cannot_apply_stops_the_host_before_any_change(lab, compliant_lab):

@@ -9,6 +9,7 @@ each public variable that ``meta/argument_specs.yml`` types bool through ``| boo
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -20,12 +21,13 @@ JINJA = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
 STRING_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
-def bool_variables() -> set[str]:
+@functools.cache  # read once: each parametrized test asks (about 90 YAML parses of every argument spec)
+def bool_variables() -> frozenset[str]:
     names = set()
     for spec in ROLES.glob("*/meta/argument_specs.yml"):
         for entry in yaml.safe_load(spec.read_text())["argument_specs"].values():
             names.update(name for name, option in (entry.get("options") or {}).items() if option.get("type") == "bool")
-    return names
+    return frozenset(names)
 
 
 def expressions(node, key=None):
