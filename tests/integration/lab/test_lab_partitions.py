@@ -46,42 +46,39 @@ def test_the_cpx_nps4_host_converges_and_is_compliant(compliant_lab, tmp_path):
     # mi300x-cpx-01 declares the same modes.
 
 
+@pytest.fixture(scope="module")
+def declared_modes_back(compliant_lab):
+    """Puts the host back to its declared CPX/NPS4 once the module's mode changes are done (passed, failed or
+    deselected): the lab stream's later tests use this host."""
+    yield
+    restored = run_playbook("site.yml", "--limit", HOST)
+    assert restored.returncode == 0, restored.tail()
+    shell(HOST, "test $(cat /sys/bus/pci/devices/0000:0c:00.0/current_compute_partition) = CPX")
+
+
 # The checks a changed mode fails: its own, and the count, VRAM and links of the logical GPUs it gives
 # (each with site.yml as its repair while ROCM-GPU-005 fails). The cases run in this order, each from the modes
-# the one before applied (CPX/NPS4, then QPX/NPS4); the host goes back to its declared CPX/NPS4 after the last
-# case, or after one that failed.
-MODE_CHANGES = [
+# the one before applied (CPX/NPS4, then QPX/NPS4); declared_modes_back restores the host once, after both.
+@pytest.mark.parametrize(("compute", "memory", "labels", "count", "checks"), [
     ("QPX", "NPS4", [COMPUTE.format("QPX")], 32, {"ROCM-GPU-001", "ROCM-GPU-004", "ROCM-GPU-005"}),
     ("SPX", "NPS1", [COMPUTE.format("SPX"), MEMORY.format("NPS1")], 8,
      {"ROCM-GPU-001", "ROCM-GPU-004", "ROCM-GPU-005", "ROCM-TOPO-001"}),
-]
-
-
-@pytest.mark.parametrize(("compute", "memory", "labels", "count", "checks"), MODE_CHANGES)
+])
 def test_a_changed_declared_mode_is_drift_under_the_check_label_and_site_yml_applies_it(
-        compliant_lab, tmp_path, compute, memory, labels, count, checks):
+        declared_modes_back, tmp_path, compute, memory, labels, count, checks):
     extra = declared(compute, memory)
-    last = (compute, memory) == MODE_CHANGES[-1][:2]
-    passed = False
-    try:
-        code, report, result = drift(tmp_path / "changed", "--limit", HOST, *extra)
-        found = report["hosts"][HOST]
-        assert code == 2 and failed_checks(found) == checks, (found["checks"], result.stderr[-3000:])
-        repairs = {check["id"]: check["repair"] for check in found["checks"] if check["id"] in checks}
-        assert all(repair.startswith("site.yml") for repair in repairs.values()), repairs
-        check_run = run_playbook("site.yml", "--check", "--diff", "--limit", HOST, *extra)
-        assert check_run.returncode == 0, check_run.tail()
-        assert change_labels(found) == sorted(labels) == [
-            label for label in check_labels(check_run, HOST) if label.startswith("partitions:")]
+    code, report, result = drift(tmp_path / "changed", "--limit", HOST, *extra)
+    found = report["hosts"][HOST]
+    assert code == 2 and failed_checks(found) == checks, (found["checks"], result.stderr[-3000:])
+    repairs = {check["id"]: check["repair"] for check in found["checks"] if check["id"] in checks}
+    assert all(repair.startswith("site.yml") for repair in repairs.values()), repairs
+    check_run = run_playbook("site.yml", "--check", "--diff", "--limit", HOST, *extra)
+    assert check_run.returncode == 0, check_run.tail()
+    assert change_labels(found) == sorted(labels) == [
+        label for label in check_labels(check_run, HOST) if label.startswith("partitions:")]
 
-        applied = run_playbook("site.yml", "--limit", HOST, *extra)
-        assert applied.returncode == 0, applied.tail()
-        code, report, result = drift(tmp_path / "applied", "--limit", HOST, *extra)
-        assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-3000:])
-        assert logical_gpus(report["hosts"][HOST]) == count
-        passed = True
-    finally:
-        if last or not passed:
-            restored = run_playbook("site.yml", "--limit", HOST)
-            assert restored.returncode == 0, restored.tail()
-            shell(HOST, "test $(cat /sys/bus/pci/devices/0000:0c:00.0/current_compute_partition) = CPX")
+    applied = run_playbook("site.yml", "--limit", HOST, *extra)
+    assert applied.returncode == 0, applied.tail()
+    code, report, result = drift(tmp_path / "applied", "--limit", HOST, *extra)
+    assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-3000:])
+    assert logical_gpus(report["hosts"][HOST]) == count
