@@ -26,11 +26,13 @@ import time
 import traceback
 from pathlib import Path
 
-from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, nspawn, partitions, paths, systems
+from rocm_fleet.lab import health_state, hwsys, kernels, kernelstate, nspawn, partitions, paths, systems, wakeup
 from rocm_fleet.lab.host import recorded_system, write_pid_file
 
 PR_SET_PDEATHSIG = 1
-POLL_SECONDS = 0.2
+# The supervisor sleeps until a request, a partition write, nspawn's exit or a signal wakes it (rocm_fleet.lab.wakeup);
+# it looks at its files anyway this often, should an event ever be missed.
+IDLE_SECONDS = 5.0
 # How long the host's first process may take to lay out its kernel view, and its systemd to halt.
 START_SECONDS = 60
 HALT_SECONDS = 15
@@ -65,6 +67,8 @@ class Supervisor:
         # The partition files the last render wrote ({path: mode}): a host's write to one is a mode change.
         self.partition_files: dict[str, str] = {}
         self.partition_stamps: dict[str, tuple] = {}  # what partitions.written last read of each
+        self.wakeup: wakeup.Wakeup | None = None  # set by run()
+        self.child_fd: int | None = None  # a pidfd of nspawn: readable once it exits
 
     # -- boot ---------------------------------------------------------------
     def boot(self) -> None:
@@ -74,6 +78,8 @@ class Supervisor:
         shutil.rmtree(self.control, ignore_errors=True)
         for inbox in ("requests", "replies"):
             (self.control / inbox).mkdir(parents=True)
+        if self.wakeup is not None:
+            self.wakeup.watch(self.control / "requests", wakeup.ARRIVED)
         boot_loader = systems.system(recorded_system(self.config)).boot_loader
         cmdline = kernelstate.kernel_cmdline(self.root, consume_next_entry=True, boot_loader=boot_loader)
         # The kernel this boot runs: the boot loader's default, which may be one amdgpu has no module for.
@@ -134,6 +140,7 @@ class Supervisor:
                 cwd="/",
                 env={**os.environ, **nspawn.ENVIRONMENT},
             )
+        self.child_fd = wakeup.process_fd(self.child.pid)
         self.init_pid = None
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline and self.child.poll() is None:
@@ -176,6 +183,9 @@ class Supervisor:
         if self.amdgpu is not None:
             profile = partitions.apply_modes(hwsys.load_faulted_profile(self.config["profile"], faults), state)
             self.partition_files = partitions.rendered_files(self.run_dir / "sys", profile)
+            if self.wakeup is not None:  # a render makes the files and their directories anew
+                for directory in sorted({os.path.dirname(path) for path in self.partition_files}):
+                    self.wakeup.watch(directory, wakeup.WRITTEN)
         return nodes
 
     # -- partition modes (rocm_fleet.lab.partitions) -------------------------
@@ -226,7 +236,10 @@ class Supervisor:
             for request_path in sorted((self.control / "requests").glob("*.json")):
                 self._serve(request_path)
             self._partition_writes()
-            time.sleep(POLL_SECONDS)
+            if self.wakeup is None:
+                time.sleep(0.2)
+            else:
+                self.wakeup.wait(IDLE_SECONDS, self.child_fd)
         return "stop"
 
     def _serve(self, request_path: Path) -> None:
@@ -316,10 +329,14 @@ class Supervisor:
         nspawn.remove_cgroups(self.cgroups)
         nspawn.forget_machine(self.name)
         self.init_pid = None
+        if self.child_fd is not None:
+            os.close(self.child_fd)
+            self.child_fd = None
 
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, self._on_term)
+        self.wakeup = wakeup.Wakeup()
         write_pid_file(self.dir / "supervisor.pid", os.getpid())
         try:
             while not self.stopping:
