@@ -349,10 +349,12 @@ def check_runtime_libraries(expect, host):
                     None,
                 )
             elif listed_by(directory) is None:
+                # The default release's directory: the role's linker file lists it (its removal or edit is
+                # ROCM-ENV-003's finding); another directory is a person's.
                 finding(
                     "%s: the loader's cache has %s => %s, from %s, which no ld.so.conf file lists now"
                     % (PENDING_LDCONFIG, entry["soname"], entry["path"], directory),
-                    None,
+                    sorted(role_files)[0] if role_files and in_default(directory) else None,
                 )
         # The default release's libraries the loader finds none of.
         in_cache = set(_stem(entry["soname"]) for entry in for_arch(runtime, machine) if in_default(entry["path"]))

@@ -276,6 +276,24 @@ def test_the_release_libraries_that_no_file_lists_fail(root):
     assert check(root, role_files=[])["repair"] == PERSON
 
 
+def test_the_roles_file_removed_after_the_cache_is_its_finding_not_a_persons(root):
+    """The cache still resolves the release, from a directory no file lists now: the role's rocm.conf is gone, so
+    ROCM-ENV-003's failure is the one reported and site.yml writes it back (one cause, one failed check)."""
+    ldconfig(root)
+    os.remove(root / ROLE_CONF.lstrip("/"))
+    result = check(root)
+    assert result["status"] == "fail"
+    assert result["message"].startswith("pending ldconfig: the loader's cache has libhsa-runtime64.so.1 => ")
+    assert (
+        "the loader's cache has libamd_smi.so.25 => /opt/rocm/lib/libamd_smi.so.25, from /opt/rocm/lib, which no "
+        "ld.so.conf file lists now" in result["message"]
+    )
+    assert result["actual"]["role_files_only"] is True
+    assert result["repair"].startswith("site.yml writes /etc/ld.so.conf.d/rocm.conf")
+    # Without a role file (the role writes none: environment_ld_library_dirs empty) it is a person's.
+    assert check(root, role_files=[])["repair"] == PERSON
+
+
 def test_a_core_sdk_host_resolves_through_the_release_link(tmp_path, objects):
     write(tmp_path, "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
     write(tmp_path, ROLE_CONF, "/opt/rocm/lib\n")
