@@ -31,11 +31,15 @@ def adhoc(
     timeout: float = 180,
     inventory: Path = LAB_INVENTORY,
     env: dict | None = None,
+    extra_vars: str | None = None,
 ) -> dict:
-    """Run one module on ``pattern`` (``env``: more environment); return {host: result} from the JSON callback."""
+    """Run one module on ``pattern`` (``env``: more environment; ``extra_vars``: a JSON ``-e``); return {host:
+    result} from the JSON callback."""
     command = [str(BIN / "ansible"), "-i", str(inventory), pattern, "-m", module]
     if args:
         command += ["-a", args]
+    if extra_vars:
+        command += ["-e", extra_vars]
     result = subprocess.run(
         command,
         cwd=REPO,

@@ -58,6 +58,18 @@ def shell(pattern: str, command: str, inventory: Path = LAB_INVENTORY) -> None:
     assert not failed, failed
 
 
+def shell_each(commands: dict[str, list[str]], inventory: Path = LAB_INVENTORY) -> None:
+    """Each host's commands, in order, in one ad-hoc run over all of them (``set -e``: the first that fails stops
+    that host's script and fails the test with its message)."""
+    scripts = {host: "set -e\n" + "\n".join(lines) for host, lines in commands.items() if lines}
+    variables = json.dumps({"__lab_scripts": scripts})
+    results = adhoc(",".join(scripts), "ansible.builtin.shell", '{"cmd": "{{ __lab_scripts[inventory_hostname] }}"}',
+                    inventory=inventory, extra_vars=variables)
+    failed = {host: result.get("stderr") or result.get("msg") for host, result in results.items()
+              if result.get("failed")}
+    assert not failed and set(results) == set(scripts), (failed, sorted(results))
+
+
 def reboot(pattern: str) -> None:
     results = adhoc(pattern, "ansible.builtin.reboot", "reboot_timeout=300", timeout=600)
     failed = {host: result.get("msg") for host, result in results.items() if result.get("failed")}

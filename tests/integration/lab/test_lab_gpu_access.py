@@ -7,12 +7,12 @@
 - A user outside access_users who logs in (SSH, the lab's key authorized as a site would) cannot open
   /dev/kfd or a render node: EACCES. A listed user gets past the permission check (the lab's nodes have
   no driver behind them, so that open fails with another errno, or succeeds).
-- An unlisted member of render and a seat-style ACL each let that user in; drift reports them
-  (ROCM-ACCESS-002, ROCM-ACCESS-008) until site.yml takes them away, and the user is refused again.
-- AMD's alternative to the groups, its 70-amdgpu.rules (MODE="0666" on kfd and renderD*), dropped on a converged
-  host: the lab's udev trigger and the real udev both keep the nodes at the role's mode (its MODE:= comes later and
-  is final), drift still fails ROCM-ACCESS-004 naming the file and mode, site.yml removes the file, and drift is
-  clean afterwards.
+- Three ways around the groups on one host, found by one drift run and taken away by one site.yml run:
+  AMD's alternative to the groups, its 70-amdgpu.rules (MODE="0666" on kfd and renderD*), which the lab's udev
+  trigger and the real udev both overrule (the role's MODE:= comes later and is final) and drift still reports
+  (ROCM-ACCESS-004, naming the file and mode); a seat-style ACL and an unlisted member of render, each letting
+  that user in (ROCM-ACCESS-008, ROCM-ACCESS-002). site.yml removes the file, the ACL and the membership, the
+  user is refused again and drift is clean afterwards.
 """
 
 from __future__ import annotations
@@ -91,50 +91,6 @@ def test_the_real_udev_gives_no_seat_user_an_acl_on_the_gpus(lab, converged_lab,
     assert "uaccess" in card.tags and "uaccess" in card.run, (host, card)
 
 
-@pytest.fixture
-def outsider(lab, converged_lab):
-    """A user the inventory does not list, who can log in; removed afterwards, with the host converged again."""
-    sudo(lab, HOST, f"useradd --create-home --shell /bin/bash {OUTSIDER}")
-    try:
-        authorize_login_key(lab, HOST, OUTSIDER)
-        authorize_login_key(lab, HOST, CREATED_USER)
-        yield OUTSIDER
-    finally:
-        sudo(lab, HOST, f"userdel --remove {OUTSIDER} 2>/dev/null; true")
-        revoke_login_key(lab, HOST, CREATED_USER)
-        repaired = run_playbook("site.yml", "--limit", HOST)
-        assert repaired.returncode == 0, repaired.tail()
-
-
-def test_only_listed_users_open_the_gpus_and_a_way_around_is_drift_until_site_yml(lab, outsider, tmp_path):
-    refused = opens(lab, HOST, outsider)
-    assert set(refused.values()) == {"EACCES"}, refused
-    listed = opens(lab, HOST, CREATED_USER)
-    assert not {"EACCES", "EPERM"} & set(listed.values()), listed
-
-    # A seat-style ACL on the render node, then membership of render: each lets the outsider past the check.
-    render_node = sorted(node for node in refused if node.startswith("/dev/dri/"))[0]
-    uid = sudo(lab, HOST, f"id -u {outsider}").strip()
-    sudo(lab, HOST, SEAT_ACL.format(uid=uid, node=render_node))
-    granted = opens(lab, HOST, outsider)
-    assert granted[render_node] != "EACCES" and granted["/dev/kfd"] == "EACCES", granted
-    sudo(lab, HOST, f"gpasswd --add {outsider} render")
-    assert "EACCES" not in opens(lab, HOST, outsider).values()
-
-    code, report, result = drift(tmp_path / "broken", "--limit", HOST)
-    found = report["hosts"][HOST]
-    assert code == 2 and failed_checks(found) == {"ROCM-ACCESS-002", "ROCM-ACCESS-008"}, (
-        found["checks"], result.stderr[-2000:])
-    messages = {check["id"]: check["message"] for check in found["checks"] if check["status"] == "fail"}
-    assert outsider in messages["ROCM-ACCESS-002"] and render_node in messages["ROCM-ACCESS-008"], messages
-
-    repair = run_playbook("site.yml", "--limit", HOST)
-    assert repair.returncode == 0, repair.tail()
-    assert set(opens(lab, HOST, outsider).values()) == {"EACCES"}
-    code, report, result = drift(tmp_path / "repaired", "--limit", HOST)
-    assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-2000:])
-
-
 # AMD's "Configure permissions for GPU access" (ROCm 10.0.0 install page,
 # https://rocm.docs.amd.com/en/latest/install/rocm.html): its alternative to group membership, verbatim.
 AMD_RULES_FILE = "/etc/udev/rules.d/70-amdgpu.rules"
@@ -154,35 +110,70 @@ def node_modes(lab, host: str) -> dict[str, int]:
     return {node: int(mode, 8) for node, mode in (line.split() for line in sudo(lab, host, NODE_MODES).splitlines())}
 
 
-def test_amds_0666_rules_file_is_drift_until_site_yml_removes_it(lab, converged_lab, tmp_path):
-    sudo(lab, HOST, f"printf '%s' {_quote(AMD_RULES)} > {AMD_RULES_FILE}")
+
+@pytest.fixture
+def outsider(lab, converged_lab):
+    """A user the inventory does not list, who can log in; removed afterwards. Where the test did not end on its
+    repair (it failed first), site.yml converges the host again."""
+    sudo(lab, HOST, f"useradd --create-home --shell /bin/bash {OUTSIDER}")
+    ended = {"repaired": False}
     try:
-        # As udev would on the next boot or driver load: the rules run again for every GPU node.
-        sudo(lab, HOST, "udevadm trigger --subsystem-match=kfd --subsystem-match=drm")
-        modes = node_modes(lab, HOST)
-        wanted = {"/dev/kfd": int(DEFAULTS["access_kfd_mode"], 8)}
-        assert len(modes) > 1 and all(mode == int(DEFAULTS["access_render_mode"], 8) for node, mode in modes.items()
-                                      if node != "/dev/kfd") and modes["/dev/kfd"] == wanted["/dev/kfd"], modes
-        # The real udev agrees: the role's MODE:= is the last word on the AMD nodes.
-        verdict = udevadm_test(lab, HOST, "/sys/class/kfd/kfd")
-        assert verdict.mode == wanted["/dev/kfd"] and any("70-amdgpu.rules" in line for line in verdict.applied), (
-            verdict.applied)
-
-        code, report, result = drift(tmp_path / "amd", "--limit", HOST)
-        found = report["hosts"][HOST]
-        assert code == 2 and failed_checks(found) == {"ROCM-ACCESS-004"}, (found["checks"], result.stderr[-2000:])
-        message = " ".join(check["message"] for check in found["checks"]
-                           if check["id"] == "ROCM-ACCESS-004" and check["status"] == "fail")
-        for said in (AMD_RULES_FILE, 'MODE="0666"', "every user", "/dev/kfd", "render nodes",
-                     "site.yml (the access role) removes it"):
-            assert said in message, message
-
-        repair = run_playbook("site.yml", "--limit", HOST)
-        assert repair.returncode == 0, repair.tail()
-        assert sudo(lab, HOST, f"test -e {AMD_RULES_FILE} && echo present || echo gone").strip() == "gone"
-        # Clean afterwards: drift checks the objects site.yml's compliance step proves before it runs a role. That a
-        # second site.yml then changes nothing is test_provision_converge's, over the whole lab.
-        code, report, result = drift(tmp_path / "repaired", "--limit", HOST)
-        assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-2000:])
+        authorize_login_key(lab, HOST, OUTSIDER)
+        authorize_login_key(lab, HOST, CREATED_USER)
+        yield OUTSIDER, ended
     finally:
-        sudo(lab, HOST, f"rm -f {AMD_RULES_FILE}")
+        sudo(lab, HOST, f"userdel --remove {OUTSIDER} 2>/dev/null; rm -f {AMD_RULES_FILE}; true")
+        revoke_login_key(lab, HOST, CREATED_USER)
+        if not ended["repaired"]:
+            repaired = run_playbook("site.yml", "--limit", HOST)
+            assert repaired.returncode == 0, repaired.tail()
+
+
+def test_only_listed_users_open_the_gpus_and_each_way_around_is_drift_until_site_yml(lab, outsider, tmp_path):
+    """Three ways around the groups on one host, one drift and one repair: AMD's 0666 rules file, a seat-style
+    ACL and an unlisted member of render."""
+    outsider, ended = outsider
+    refused = opens(lab, HOST, outsider)
+    assert set(refused.values()) == {"EACCES"}, refused
+    listed = opens(lab, HOST, CREATED_USER)
+    assert not {"EACCES", "EPERM"} & set(listed.values()), listed
+
+    # AMD's rules file, and udev run again for every GPU node as on the next boot or driver load: the role's MODE:=
+    # is the last word on the AMD nodes, in the lab's trigger and in the real udev.
+    sudo(lab, HOST, f"printf '%s' {_quote(AMD_RULES)} > {AMD_RULES_FILE}")
+    sudo(lab, HOST, "udevadm trigger --subsystem-match=kfd --subsystem-match=drm")
+    modes = node_modes(lab, HOST)
+    kfd_mode, render_mode = int(DEFAULTS["access_kfd_mode"], 8), int(DEFAULTS["access_render_mode"], 8)
+    assert len(modes) > 1 and modes.pop("/dev/kfd") == kfd_mode and set(modes.values()) == {render_mode}, modes
+    verdict = udevadm_test(lab, HOST, "/sys/class/kfd/kfd")
+    assert verdict.mode == kfd_mode and any("70-amdgpu.rules" in line for line in verdict.applied), verdict.applied
+    assert set(opens(lab, HOST, outsider).values()) == {"EACCES"}
+
+    # A seat-style ACL on the render node, then membership of render: each lets the outsider past the check.
+    render_node = sorted(node for node in refused if node.startswith("/dev/dri/"))[0]
+    uid = sudo(lab, HOST, f"id -u {outsider}").strip()
+    sudo(lab, HOST, SEAT_ACL.format(uid=uid, node=render_node))
+    granted = opens(lab, HOST, outsider)
+    assert granted[render_node] != "EACCES" and granted["/dev/kfd"] == "EACCES", granted
+    sudo(lab, HOST, f"gpasswd --add {outsider} render")
+    assert "EACCES" not in opens(lab, HOST, outsider).values()
+
+    code, report, result = drift(tmp_path / "broken", "--limit", HOST)
+    found = report["hosts"][HOST]
+    assert code == 2 and failed_checks(found) == {"ROCM-ACCESS-002", "ROCM-ACCESS-004", "ROCM-ACCESS-008"}, (
+        found["checks"], result.stderr[-2000:])
+    messages = {check["id"]: check["message"] for check in found["checks"] if check["status"] == "fail"}
+    assert outsider in messages["ROCM-ACCESS-002"] and render_node in messages["ROCM-ACCESS-008"], messages
+    for said in (AMD_RULES_FILE, 'MODE="0666"', "every user", "/dev/kfd", "render nodes",
+                 "site.yml (the access role) removes it"):
+        assert said in messages["ROCM-ACCESS-004"], messages["ROCM-ACCESS-004"]
+
+    repair = run_playbook("site.yml", "--limit", HOST)
+    assert repair.returncode == 0, repair.tail()
+    assert set(opens(lab, HOST, outsider).values()) == {"EACCES"}
+    assert sudo(lab, HOST, f"test -e {AMD_RULES_FILE} && echo present || echo gone").strip() == "gone"
+    # Clean afterwards: drift checks the objects site.yml's compliance step proves before it runs a role. That a
+    # second site.yml then changes nothing is test_provision_converge's, over the whole lab.
+    code, report, result = drift(tmp_path / "repaired", "--limit", HOST)
+    assert code == 0, (failed_checks(report["hosts"][HOST]), result.stderr[-2000:])
+    ended["repaired"] = True
