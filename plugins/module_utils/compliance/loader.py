@@ -201,6 +201,8 @@ def _shown(names):
 
 def check_runtime_libraries(expect, host):
     patterns, role_files = expect["libraries"], set(expect["role_files"])
+    # The role's own linker file (ROCM-ENV-003): it lists the default release's directories.
+    role_file = sorted(role_files)[0] if role_files else None
     rocm_path, release_dir = expect["rocm_path"], expect["release_dir"]
     is_default = default_release_test(host, rocm_path, release_dir)
     release = "%s%s" % (rocm_path, " (%s)" % release_dir if release_dir else "")
@@ -354,7 +356,7 @@ def check_runtime_libraries(expect, host):
                 finding(
                     "%s: the loader's cache has %s => %s, from %s, which no ld.so.conf file lists now"
                     % (PENDING_LDCONFIG, entry["soname"], entry["path"], directory),
-                    sorted(role_files)[0] if role_files and in_default(directory) else None,
+                    role_file if in_default(directory) else None,
                 )
         # The default release's libraries the loader finds none of.
         in_cache = set(_stem(entry["soname"]) for entry in for_arch(runtime, machine) if in_default(entry["path"]))
@@ -368,7 +370,7 @@ def check_runtime_libraries(expect, host):
             finding(
                 "the loader's cache has no %s of the default release (%s has %s) and no ld.so.conf file lists "
                 "that directory" % (stem, directory, _shown([name for name in found if _stem(name) == stem])),
-                sorted(role_files)[0] if role_files else None,
+                role_file,
             )
     actual = {
         "cache": {"read": entries is not None, "reason": reason},

@@ -67,7 +67,7 @@ class Supervisor:
         # The partition files the last render wrote ({path: mode}): a host's write to one is a mode change.
         self.partition_files: dict[str, str] = {}
         self.partition_stamps: dict[str, tuple] = {}  # what partitions.written last read of each
-        self.wakeup: wakeup.Wakeup | None = None  # set by run()
+        self.wakeup: wakeup.Wakeup | None = None  # set by run(), before the first boot
         self.child_fd: int | None = None  # a pidfd of nspawn: readable once it exits
 
     # -- boot ---------------------------------------------------------------
@@ -236,10 +236,7 @@ class Supervisor:
             for request_path in sorted((self.control / "requests").glob("*.json")):
                 self._serve(request_path)
             self._partition_writes()
-            if self.wakeup is None:
-                time.sleep(0.2)
-            else:
-                self.wakeup.wait(IDLE_SECONDS, self.child_fd)
+            self.wakeup.wait(IDLE_SECONDS, self.child_fd)
         return "stop"
 
     def _serve(self, request_path: Path) -> None:
