@@ -23,6 +23,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.environ
 from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.files import (
     check_directory,
     check_file,
+    check_file_block,
     check_file_lines,
     check_link,
     check_modprobe_options,
@@ -55,6 +56,7 @@ from ansible_collections.rocm_fleet.core.plugins.module_utils.common.status impo
 CHECKERS = {
     "file": check_file,
     "file_lines": check_file_lines,
+    "file_block": check_file_block,
     "directory": check_directory,
     "link": check_link,
     "group_members": check_group_members,

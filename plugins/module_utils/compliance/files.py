@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: rocm-fleet contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Checkers for files the roles manage: whole files, single lines, directories, links, modprobe options."""
+"""Checkers for files the roles manage: whole files, single lines, marked blocks, directories, links, modprobe
+options."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -88,6 +89,40 @@ def check_file_lines(expect, host):
     if problems:
         return failed(actual, "%s: %s" % (path, "; ".join(problems)), action="update")
     return passed(actual, "%s has the expected lines" % path)
+
+
+def check_file_block(expect, host):
+    """A block between marker lines in a file the role does not own (blockinfile's rules: the last begin and the
+    last end marker line delimit it). present: exactly ``lines`` between them, so blockinfile changes nothing;
+    absent: not both markers, so blockinfile removes nothing."""
+    path, begin, end = expect["path"], expect["begin"], expect["end"]
+    text = host.read_text(path)
+    lines = (text or "").splitlines(True)
+    first = last = None
+    for number, line in enumerate(lines):
+        if line.rstrip("\n") == begin and line.endswith("\n"):
+            first = number
+        if line.rstrip("\n") == end and line.endswith("\n"):
+            last = number
+    marked = first is not None and last is not None
+    if expect["state"] == "absent":
+        if marked:
+            return failed({"state": "present"}, "%s holds the block %s ... %s, which should be gone"
+                          % (path, begin, end), action="update")
+        return passed({"state": "absent"}, "%s holds no block %s ... %s" % (path, begin, end))
+    wanted = [begin + "\n"] + [line + "\n" for line in expect["lines"]] + [end + "\n"]
+    if text is None:
+        return failed({"state": "absent"}, "%s does not exist" % path, action="create",
+                      diff=unified_diff(path, "", "".join(wanted)))
+    held = lines[first:last + 1] if marked and first < last else []
+    if held == wanted:
+        return passed({"state": "present"}, "%s holds the block %s ... %s as expected" % (path, begin, end))
+    if not held:
+        message = "%s: the block %s ... %s is missing" % (path, begin, end)
+    else:
+        message = "%s: the block %s ... %s differs" % (path, begin, end)
+    return failed({"state": "differs" if held else "absent"}, message, action="update",
+                  diff=unified_diff(path, "".join(held), "".join(wanted)))
 
 
 def check_directory(expect, host):

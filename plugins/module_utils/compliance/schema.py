@@ -45,6 +45,14 @@ KIND_FIELDS = {
         state=_field(STR, "present", ("present", "absent")),
     ),
     "file_lines": {"path": _field(STR, REQUIRED), "lines": _field(LIST, []), "absent": _field(LIST, [])},
+    # A marked block in a file the role does not own (blockinfile): begin and end are its marker lines.
+    "file_block": {
+        "path": _field(STR, REQUIRED),
+        "begin": _field(STR, REQUIRED),
+        "end": _field(STR, REQUIRED),
+        "lines": _field(LIST, []),
+        "state": _field(STR, "present", ("present", "absent")),
+    },
     "directory": dict(_OWNERSHIP, path=_field(STR, REQUIRED)),
     # purpose: what the link is for and who puts it back, added to a failure's message. absent: no link at path
     # (a directory or file there is not the link's).
@@ -270,6 +278,9 @@ def _check_rules(kind, expect, fail):
                 fail(field, "makes no sense with state absent")
     if kind == "file_lines" and not (expect["lines"] or expect["absent"]):
         fail("lines", "give lines and/or absent")
+    if kind == "file_block" and (expect["state"] == "present") != bool(expect["lines"]):
+        fail("lines", "required for a block that is present" if expect["state"] == "present"
+             else "makes no sense with state absent")
     if kind == "link" and (expect["state"] == "present") != (expect["target"] is not None):
         fail("target", "required for a link that is present" if expect["state"] == "present"
              else "makes no sense with state absent")

@@ -24,6 +24,10 @@ KINDS = {
     "file": (("path",), FILE_DEFAULTS, lambda o: o["path"]),
     "directory": (("path",), DIRECTORY_DEFAULTS, lambda o: o["path"]),
     "line": (("path", "key", "value"), FILE_DEFAULTS, lambda o: "%s %s" % (o["path"], o["key"])),
+    # A marked block in a file the role does not own (the role's blockinfile task): marker holds {mark}, which
+    # blockinfile makes BEGIN and END; block is its text. The role's own task applies it (not the common role).
+    "block": (("path", "marker"), {"state": "present", "block": ""},
+              lambda o: "the %s block in %s" % (o["marker"].replace("{mark}", "").strip("# "), o["path"])),
     # A symbolic link whose text is target (present), or no link at path (absent: a directory or file there is
     # not the object's); purpose: what the link is for and who puts it back, said in a failed check's message.
     # The common role never replaces a directory or file at path with a link.
@@ -151,6 +155,8 @@ def _completed(raw, role, where):
         raise ManagedStateError("%s: file %s needs a template or a content" % (where, raw["path"]))
     if raw["kind"] == "link":
         _check_link(raw, where)
+    if raw["kind"] == "block":
+        _check_block(raw, where)
     # A member object's users were expanded; the checked-only kinds keep theirs.
     checked_only = ("job_environment", "device_access", "device_visibility")
     dropped = ("when", "values") if raw["kind"] in checked_only else ("when", "values", "users")
@@ -171,6 +177,17 @@ def _check_link(raw, where):
         raise ManagedStateError("%s: link %s needs a target (the text of the link)" % (where, path))
     if state == "absent" and raw.get("target"):
         raise ManagedStateError("%s: link %s: a target makes no sense with state absent" % (where, path))
+
+
+def _check_block(raw, where):
+    path, state = raw["path"], raw.get("state", "present")
+    if "{mark}" not in str(raw["marker"]):
+        raise ManagedStateError("%s: block in %s: marker must hold {mark} (BEGIN and END), got %r"
+                                % (where, path, raw["marker"]))
+    if state not in ("present", "absent"):
+        raise ManagedStateError("%s: block in %s: state must be present or absent, got %r" % (where, path, state))
+    if state == "present" and not str(raw.get("block") or "").strip():
+        raise ManagedStateError("%s: block in %s needs a block (its text) with state present" % (where, path))
 
 
 def of_kind(objects, kind, state=None):
@@ -222,6 +239,11 @@ def _checks(obj):
         return [("directory", dict(_ownership(obj), path=obj["path"]), None)]
     if kind == "link":
         return [("link", _picked(obj, ("path", "target", "state", "purpose")), None)]
+    if kind == "block":
+        begin, end = (obj["marker"].replace("{mark}", mark) for mark in ("BEGIN", "END"))
+        lines = obj["block"].splitlines() if obj["state"] == "present" else []
+        return [("file_block", {"path": obj["path"], "begin": begin, "end": end, "lines": lines,
+                                "state": obj["state"]}, None)]
     if kind == "line":
         return [("file_lines", {"path": obj["path"], "lines": ["%s=%s" % (obj["key"], obj["value"])]}, None)]
     if kind == "sysctl":

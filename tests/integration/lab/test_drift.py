@@ -37,10 +37,12 @@ UACCESS = "/etc/udev/rules.d/70-uaccess.rules"
 # host -> (commands run as root on the host, lab faults, the checks the change must fail). A lab fault is
 # cleared by the lab and site.yml has nothing to do for it: on the hosts with both, --check agrees with drift.
 SCENARIOS = {
-    # SLES on the ROCm Core SDK: its repository file gone, so zypper no longer installs or updates from it. And
-    # XGMI down: ROCM-HEALTH-002 names the GPUs and links; the KFD table (ROCM-TOPO-001) is its consequence.
-    "mi300x-02": (["rm /etc/zypp/repos.d/amdrocm-stable.repo"], [["degrade-link", "0", "1"]],
-                  {"ROCM-REPO-001", "ROCM-HEALTH-002"}),
+    # SLES on the ROCm Core SDK: its repository file gone, so zypper no longer installs or updates from it; the
+    # role's block in /etc/default/grub (SLES has no GRUB drop-in directory) without iommu=pt, as an admin edits
+    # the file. And XGMI down: ROCM-HEALTH-002 names the GPUs and links; the KFD table (ROCM-TOPO-001) is its
+    # consequence.
+    "mi300x-02": (["rm /etc/zypp/repos.d/amdrocm-stable.repo", "sed -i 's/ iommu=pt//' /etc/default/grub"],
+                  [["degrade-link", "0", "1"]], {"ROCM-REPO-001", "ROCM-BOOT-001", "ROCM-HEALTH-002"}),
     # The driver unloaded beside a live sysctl changed by hand.
     "mi250x-01": (["sysctl -qw kernel.numa_balancing=1"], [["unload-amdgpu"]], {"ROCM-SYSCTL-001", "ROCM-DRV-001"}),
     # As an admin would: the drop-in loses iommu=pt and grub.cfg is regenerated; active until the next boot.
@@ -105,6 +107,7 @@ BREAKS = {
         ("ln -sfn /usr /opt/rocm", "ROCM-PKG-001", "packages: /opt/rocm"),
     ],
 }
+SLES_BOOT_BLOCK = "kernel: the rocm-fleet boot parameters (rocm_fleet.core.kernel) block in /etc/default/grub"
 ALL_HOSTS = sorted({*SCENARIOS, *BREAKS})
 STOPPED = "login-01"
 # The hosts changed by hand, which site.yml repairs; a lab fault is cleared by the lab, and site.yml has
@@ -177,6 +180,9 @@ def test_each_change_is_found_on_its_host_and_matches_check_mode(compliant_lab, 
     for host in BREAKS:
         assert change_labels(report["hosts"][host]) == broken_labels(host), host
     assert change_labels(report["hosts"]["mi250x-01"]) == ["kernel: kernel.numa_balancing=0"]
+    # SLES: the block is a managed object, found and shown as blockinfile would change it.
+    block = next(c for c in report["hosts"]["mi300x-02"]["changes"] if c["label"] == SLES_BOOT_BLOCK)
+    assert '+GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} iommu=pt' in block["diff"], block
     profile = next(c for c in report["hosts"]["rx6700xt-01"]["changes"]
                    if c["label"] == "environment: /etc/profile.d/rocm.sh")
     # drift's diff and --diff's alike show the line going away.

@@ -127,9 +127,12 @@ def test_every_family_names_an_existing_way_to_set_boot_parameters(family):
         assert (ROLES / "kernel/templates/grub-dropin.cfg.j2").is_file()
     else:
         assert load_yaml(f"kernel/tasks/boot_params_{loader}.yml")
-        # grubby: compliance proves every boot entry holds the parameters (the task file adds them).
-        assert [(obj["kind"], obj["params"]) for obj in dropins] == (
-            [("boot_entries", MI300X_PARAMS)] if loader == "grubby" else [])
+        # grubby: compliance proves every boot entry holds the parameters (the task file adds them). GRUB's
+        # defaults file (SLES): the marked block the task file writes, the same object.
+        expected = {"grubby": [("boot_entries", MI300X_PARAMS)],
+                    "grub_default": [("block", 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} %s"'
+                                      % " ".join(MI300X_PARAMS))]}[loader]
+        assert [(obj["kind"], obj.get("params", obj.get("block"))) for obj in dropins] == expected
     assert data["__kernel_initramfs_command"][0].startswith("/")
 
 

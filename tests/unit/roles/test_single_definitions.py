@@ -23,8 +23,6 @@ WRITING_MODULES = {
 NOT_MANAGED_OBJECTS = {
     ("repo", "rpm_key.yml", "Install the signing key"): "RPM hosts: rpm checks it on import; drift checks apt only",
     ("kernel", "reboot.yml", "Clear the reboot markers of the previous boot"): "/run markers, emptied by a reboot",
-    ("kernel", "boot_params_grub_default.yml", "Manage the boot parameters block in /etc/default/grub"):
-        "SLES: a block inside the distribution's own file",
     # The kernel update flow (playbooks/kernel_update.yml) keeps the boot default; site.yml never sets it.
     ("kernel", "update_pin.yml", "Make GRUB boot the saved entry (GRUB_DEFAULT=saved)"):
         "kernel updates only: the saved boot default, with grub-set-default",

@@ -1,6 +1,10 @@
-"""file, file_lines, directory, link and modprobe_options items against a temp tree."""
+"""file, file_lines, file_block, directory, link and modprobe_options items against a temp tree."""
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from fleet_testing.compliance_tree import check as check_item
@@ -88,6 +92,89 @@ def test_file_lines_present_and_absent(root):
     assert bad["status"] == "fail"
     assert bad["actual"] == {"missing": ['EXTRA_GROUPS="video"'], "unwanted": ["ADD_EXTRA_GROUPS=1"]}
     assert "missing 'EXTRA_GROUPS=\"video\"'" in bad["message"]
+
+
+BEGIN, END = "# BEGIN rocm-fleet boot parameters", "# END rocm-fleet boot parameters"
+BLOCK = ['GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} iommu=pt"']
+SLES_GRUB = 'GRUB_DEFAULT=saved\nGRUB_CMDLINE_LINUX_DEFAULT="splash=silent quiet"\n'
+BLOCK_TEXT = "%s\n%s\n%s\n" % (BEGIN, BLOCK[0], END)
+# /etc/default/grub as a person or an earlier run leaves it: name -> (its text, the block's state).
+BLOCK_CASES = {
+    "the block at the end": (SLES_GRUB + BLOCK_TEXT, "present"),
+    "the block between other settings": (SLES_GRUB + BLOCK_TEXT + "GRUB_TIMEOUT=8\n", "present"),
+    "another parameter in the block": (SLES_GRUB + BLOCK_TEXT.replace("iommu=pt", "iommu=off"), "present"),
+    "a line added inside the block": (SLES_GRUB + BLOCK_TEXT.replace(END, "GRUB_TIMEOUT=1\n" + END), "present"),
+    "no block": (SLES_GRUB, "present"),
+    "its begin marker alone": (SLES_GRUB + BEGIN + "\n", "present"),
+    "the end marker without a newline": (SLES_GRUB + BLOCK_TEXT.rstrip("\n"), "present"),
+    "the markers the wrong way round": (SLES_GRUB + "%s\n%s\n%s\n" % (END, BLOCK[0], BEGIN), "present"),
+    "an old block before the right one": (SLES_GRUB + BLOCK_TEXT.replace("iommu=pt", "x") + BLOCK_TEXT, "present"),
+    "the block, unwanted": (SLES_GRUB + BLOCK_TEXT, "absent"),
+    "its begin marker alone, unwanted": (SLES_GRUB + BEGIN + "\n", "absent"),
+    "no block, unwanted": (SLES_GRUB, "absent"),
+}
+
+
+def blockinfile_changes(tmp_path, files):
+    """Whether ansible.builtin.blockinfile (this checkout's ansible-core) would change each file, in check mode."""
+    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"ansible.builtin.blockinfile": {"path": "{{ item.path }}", "marker": "# {mark} rocm-fleet boot parameters",
+                                         "block": "\n".join(BLOCK), "state": "{{ item.state }}"},
+         "loop": [{"path": str(path), "state": state} for path, state in files], "register": "edits"},
+        {"ansible.builtin.copy": {"content": "{{ edits.results | map(attribute='changed') | to_json }}",
+                                  "dest": str(tmp_path / "changed.json")}, "check_mode": False}]}]
+    (tmp_path / "play.json").write_text(json.dumps(play))
+    command = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", f"ansible_python_interpreter={sys.executable}", "--check", str(tmp_path / "play.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads((tmp_path / "changed.json").read_text())
+
+
+def test_file_block_passes_exactly_where_blockinfile_would_change_nothing(tmp_path):
+    files, verdicts = [], {}
+    for number, (name, (text, state)) in enumerate(BLOCK_CASES.items()):
+        root = tmp_path / str(number)
+        write(root, "/etc/default/grub", text)
+        files.append((root / "etc/default/grub", state))
+        result = check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END,
+                       lines=BLOCK if state == "present" else [], state=state)
+        verdicts[name] = result["status"]
+    changes = blockinfile_changes(tmp_path, files)
+    # The lab's SLES hosts show the first, and a person's edits the others; blockinfile decides each the same way.
+    assert {name: "fail" if changed else "pass" for name, changed in zip(BLOCK_CASES, changes, strict=True)} == verdicts
+    assert sorted(name for name, status in verdicts.items() if status == "pass") == [
+        "an old block before the right one", "its begin marker alone, unwanted", "no block, unwanted",
+        "the block at the end", "the block between other settings"]
+
+
+def test_file_block_names_the_file_the_block_and_shows_what_differs(root):
+    write(root, "/etc/default/grub", SLES_GRUB + BLOCK_TEXT.replace("iommu=pt", "iommu=off"))
+    differs = check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END, lines=BLOCK)
+    assert (differs["status"], differs["action"]) == ("fail", "update")
+    assert differs["message"] == "/etc/default/grub: the block %s ... %s differs" % (BEGIN, END)
+    assert '-GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} iommu=off"\n' in differs["diff"]
+    write(root, "/etc/default/grub", SLES_GRUB)
+    missing = check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END, lines=BLOCK)
+    assert missing["message"] == "/etc/default/grub: the block %s ... %s is missing" % (BEGIN, END)
+    assert "+" + BLOCK[0] + "\n" in missing["diff"]
+    write(root, "/etc/default/grub", SLES_GRUB + BLOCK_TEXT)
+    unwanted = check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END, state="absent")
+    assert unwanted["message"] == "/etc/default/grub holds the block %s ... %s, which should be gone" % (BEGIN, END)
+    # No file: blockinfile (without create, as the kernel role runs it) fails, and so does the check.
+    os.unlink(root / "etc/default/grub")
+    gone = check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END, lines=BLOCK)
+    assert (gone["status"], gone["message"], gone["action"]) == ("fail", "/etc/default/grub does not exist", "create")
+    assert check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END, state="absent")["status"] == "pass"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"state": "present"}, "lines: required for a block that is present"),
+    ({"state": "absent", "lines": BLOCK}, "lines: makes no sense with state absent"),
+])
+def test_file_block_needs_lines_exactly_when_present(root, fields, message):
+    result = check(root, "file_block", path="/etc/default/grub", begin=BEGIN, end=END, **fields)
+    assert result["status"] == "error" and message in result["message"], result["message"]
 
 
 def test_directory_and_link(root):

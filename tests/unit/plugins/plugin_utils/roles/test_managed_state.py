@@ -165,3 +165,33 @@ def test_converge_items_prove_what_the_apply_task_sets_and_only_for_applied_kind
     ]
     assert converge_items(libraries) is None
     assert set(APPLIED_KINDS) < set(KINDS)
+
+
+def test_a_block_is_labelled_by_its_marker_and_file_and_checked_between_its_marker_lines():
+    marker = "# {mark} rocm-fleet boot parameters (rocm_fleet.core.kernel)"
+    present, absent = normalize([
+        {"kind": "block", "id": "ROCM-BOOT-001", "path": "/etc/default/grub", "marker": marker,
+         "block": 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} iommu=pt"'},
+        {"kind": "block", "id": "X", "path": "/etc/other", "marker": marker, "state": "absent"},
+    ], "kernel")
+    name = "rocm-fleet boot parameters (rocm_fleet.core.kernel)"
+    assert present["label"] == f"kernel: the {name} block in /etc/default/grub"
+    items = compliance_items([present, absent])
+    markers = {"begin": f"# BEGIN {name}", "end": f"# END {name}"}
+    assert [(item["kind"], item["expect"]) for item in items] == [
+        ("file_block", {"path": "/etc/default/grub", **markers, "state": "present",
+                        "lines": ['GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT} iommu=pt"']}),
+        ("file_block", {"path": "/etc/other", **markers, "lines": [], "state": "absent"})]
+    # The kernel role's own task applies it: converge_plan proves it by the check drift runs.
+    assert converge_items(present) is None
+
+
+@pytest.mark.parametrize("block, message", [
+    ({"marker": "# rocm-fleet"}, "marker must hold {mark} .BEGIN and END., got '# rocm-fleet'"),
+    ({"marker": "# {mark} x"}, "block in /etc/default/grub needs a block"),
+    ({"marker": "# {mark} x", "block": "a", "state": "on"}, "state must be present or absent, got 'on'"),
+])
+def test_a_bad_block_names_the_role_the_object_and_what_is_wrong(block, message):
+    with pytest.raises(ManagedStateError, match=message) as error:
+        normalize([dict(block, kind="block", id="ROCM-BOOT-001", path="/etc/default/grub")], "kernel")
+    assert str(error.value).startswith("role kernel, __kernel_managed[0]")
