@@ -40,7 +40,8 @@ from rocm_fleet.lab.pull import (
 )
 from rocm_fleet.lab.pull import node_exporter_deb as node_exporter_package
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# waits: two timer periods and more (WAIT): it runs right after the converge (conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.waits]
 HOSTS = ("mi300x-01", "rx7900xtx-01")
 DRIFTED = "mi300x-01"
 # A managed file changed by hand (roles/environment, ROCM-ENV-001), as test_drift.py changes it.
