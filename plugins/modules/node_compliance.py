@@ -46,10 +46,11 @@ options:
         (checked by the module itself, so one bad item is one C(error) result, not a failed task)
       - C(id) (required), a stable check ID such as C(ROCM-ENV-001).
       - C(title), what the item asserts; defaults to its C(id).
-      - C(kind) (required), one of C(apt_pin), C(apt_source), C(device_access), C(device_acl), C(device_node),
-        C(device_visibility), C(directory), C(file), C(file_lines), C(group_exists), C(group_members),
-        C(group_unlisted), C(job_environment), C(kernel_cmdline), C(link), C(modprobe_options), C(module_loaded),
-        C(package), C(runtime_libraries), C(sysctl), C(udev_open_rules), C(udev_uaccess), C(user_exists).
+      - C(kind) (required), one of C(apt_pin), C(apt_source), C(boot_entries), C(device_access), C(device_acl),
+        C(device_node), C(device_visibility), C(directory), C(file), C(file_block), C(file_lines), C(group_exists),
+        C(group_members), C(group_unlisted), C(job_environment), C(kernel_cmdline), C(link), C(modprobe_options),
+        C(module_loaded), C(package), C(rpm_key), C(runtime_libraries), C(sysctl), C(udev_open_rules),
+        C(udev_uaccess), C(user_exists).
       - C(role), the role that manages the item; C(label), the label its task prints for the object.
       - C(repair), what repairs the item where no task of a role does (a reboot, a person).
       - C(severity), passed through to the result.

@@ -9,9 +9,12 @@ healthy and with faults injected through the profile helpers.
 
 import json
 import os
+import re
 import time
 
 import pytest
+import yaml
+from ansible_collections.rocm_fleet.core.plugins.module_utils.compliance.schema import KIND_FIELDS
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.gather import gather
 from ansible_collections.rocm_fleet.core.plugins.module_utils.gpu.model import DEFAULT_SOURCES
 from ansible_collections.rocm_fleet.core.plugins.module_utils.host.facts import HOST_FACTS
@@ -290,3 +293,9 @@ def test_a_digest_given_back_unchanged_leaves_out_the_distribution_and_processor
                                       if name not in left_out}
     stale = run_node_compliance(root=root, facts=True, host_facts_digest="0" * 64)
     assert stale["ansible_facts"] == first["ansible_facts"]
+
+
+def test_the_documentation_names_every_item_kind_the_evaluator_checks():
+    documented = yaml.safe_load(node_compliance.DOCUMENTATION)["options"]["items"]["description"]
+    kind_line = " ".join(line for line in documented if line.startswith("C(kind)"))
+    assert sorted(re.findall(r"C\((\w+)\)", kind_line)[1:]) == sorted(KIND_FIELDS)
