@@ -99,10 +99,10 @@ def check_file_block(expect, host):
     text = host.read_text(path)
     lines = (text or "").splitlines(True)
     first = last = None
-    for number, line in enumerate(lines):
-        if line.rstrip("\n") == begin and line.endswith("\n"):
+    for number, line in enumerate(lines):  # a marker line ends with its newline, as blockinfile compares it
+        if line == begin + "\n":
             first = number
-        if line.rstrip("\n") == end and line.endswith("\n"):
+        if line == end + "\n":
             last = number
     marked = first is not None and last is not None
     if expect["state"] == "absent":
