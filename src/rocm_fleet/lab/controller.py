@@ -246,7 +246,9 @@ class Controller:
     def _fetch_and_install(self, *args: str) -> None:
         """pip download into the wheelhouse (only what it lacks), then install from the wheelhouse alone."""
         self.pip("download", "--quiet", "--dest", WHEELHOUSE, *args)
-        self.pip("install", "--quiet", "--no-index", "--find-links", WHEELHOUSE, "--upgrade", *args)
+        # --no-compile: most of what it installs (the ansible package's collections) is never imported; what is gets
+        # its bytecode cached at its first import (dev's venv, likewise).
+        self.pip("install", "--quiet", "--no-compile", "--no-index", "--find-links", WHEELHOUSE, "--upgrade", *args)
 
     def install(self, pyproject: Path | None = None, log=print) -> dict:
         """Bring the virtualenv to the newest ansible-core release; return what pip offers and what is installed.
